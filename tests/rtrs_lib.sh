@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers shared by the shell tests of the rtrs kselftest target.
+
+# Path of the module $1 (without .ko), or nothing if it is not installed.
+rtrs_module()
+{
+	for d in ${RTRS_MODDIR:-} /lib/modules/$(uname -r)/extra; do
+		if [ -f "$d/$1.ko" ]; then
+			echo "$d/$1.ko"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# True if module $1 is loaded.
+rtrs_loaded()
+{
+	grep -q "^$1 " /proc/modules
+}
+
+# Number of lines in the kernel log, to read only what follows later.
+rtrs_dmesg_mark()
+{
+	dmesg | wc -l
+}
+
+# Kernel log lines after mark $1.
+rtrs_dmesg_since()
+{
+	dmesg | tail -n +$(($1 + 1))
+}
