@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Log-linear latency histogram with bounded relative error.
+//!
+//! Values are nanoseconds. Values below [`LINEAR`] get one bucket each (exact).
+//! Above that, every power-of-two octave `[2^e, 2^(e+1))` is split into
+//! [`SUB_BUCKETS`] equal buckets of width `2^(e - SUB_BITS)`, so a bucket's
+//! width is at most `1 / SUB_BUCKETS` (1.6 %) of the values it holds. The
+//! highest octave ends at [`MAX_TRACKED`] (about 17.2 s); larger values are
+//! counted in one overflow bucket, and the exact maximum is kept separately.
+//!
+//! The layout is the same everywhere: the kernel fills the buckets, the tool
+//! reads them through the UAPI and computes percentiles with the same code.
+
+/// Bits of sub-bucket resolution per octave.
+pub const SUB_BITS: u32 = 6;
+/// Buckets per octave, and number of exact buckets at the bottom.
+pub const SUB_BUCKETS: usize = 1 << SUB_BITS;
+/// Values below this are counted exactly, one bucket per nanosecond.
+pub const LINEAR: u64 = SUB_BUCKETS as u64;
+/// Octaves above the linear range: `2^6` to `2^34` ns.
+pub const OCTAVES: u32 = 28;
+/// Values from here on go to the overflow bucket (`2^34` ns, about 17.2 s).
+pub const MAX_TRACKED: u64 = 1 << (SUB_BITS + OCTAVES);
+/// Total number of buckets, the last one being the overflow bucket.
+pub const BUCKETS: usize = SUB_BUCKETS + OCTAVES as usize * SUB_BUCKETS + 1;
+/// Index of the overflow bucket.
+pub const OVERFLOW: usize = BUCKETS - 1;
+
+/// Bucket index of value `v` (in ns).
+#[inline]
+pub const fn bucket_of(v: u64) -> usize {
+    if v < LINEAR {
+        return v as usize;
+    }
+    if v >= MAX_TRACKED {
+        return OVERFLOW;
+    }
+    // `e >= SUB_BITS` here since `v >= LINEAR`.
+    let e = 63 - v.leading_zeros();
+    let shift = e - SUB_BITS;
+    let sub = (v >> shift) as usize - SUB_BUCKETS;
+    SUB_BUCKETS + (e - SUB_BITS) as usize * SUB_BUCKETS + sub
+}
+
+/// Smallest value counted in bucket `i`.
+#[inline]
+pub const fn bucket_low(i: usize) -> u64 {
+    if i < SUB_BUCKETS {
+        return i as u64;
+    }
+    if i >= OVERFLOW {
+        return MAX_TRACKED;
+    }
+    let octave = ((i - SUB_BUCKETS) / SUB_BUCKETS) as u32;
+    let sub = ((i - SUB_BUCKETS) % SUB_BUCKETS) as u64;
+    (LINEAR + sub) << octave
+}
+
+/// Largest value counted in bucket `i` (`u64::MAX` for the overflow bucket).
+#[inline]
+pub const fn bucket_high(i: usize) -> u64 {
+    if i >= OVERFLOW {
+        return u64::MAX;
+    }
+    bucket_low(i + 1) - 1
+}
+
+/// Percentiles every summary reports, in parts per million (p50 ... p99.9999).
+pub const PERCENTILES_PPM: [u32; 7] = [500_000, 900_000, 990_000, 999_000, 999_900, 999_990, 999_999];
+
+/// Human-readable names of [`PERCENTILES_PPM`].
+pub const PERCENTILE_NAMES: [&str; 7] = ["p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "p99.9999"];
+
+/// The value at quantile `ppm` (parts per million) of the counts in `buckets`.
+///
+/// Returns the upper bound of the bucket holding the sample of rank
+/// `ceil(ppm * count / 1e6)`, clamped to `max` (the exact largest value seen),
+/// so the result is never below the true percentile and at most one bucket
+/// width (1.6 %) above it. Returns `None` when the histogram is empty.
+pub fn percentile(buckets: &[u64], ppm: u32, max: u64) -> Option<u64> {
+    let count: u64 = buckets.iter().sum();
+    if count == 0 {
+        return None;
+    }
+    let rank = (count as u128 * ppm as u128).div_ceil(1_000_000).max(1) as u64;
+    let mut seen = 0u64;
+    for (i, &n) in buckets.iter().enumerate() {
+        seen += n;
+        if seen >= rank {
+            return Some(bucket_high(i).min(max));
+        }
+    }
+    Some(max)
+}
+
+/// Summary statistics of one stream of latencies, updated by one writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Summary {
+    /// Number of samples.
+    pub count: u64,
+    /// Smallest sample (`u64::MAX` while `count == 0`).
+    pub min: u64,
+    /// Largest sample.
+    pub max: u64,
+    /// Sum of all samples, for the mean.
+    pub sum: u64,
+    /// Sequence number of the activation that produced `max`.
+    pub max_seq: u64,
+    /// Time (CLOCK_MONOTONIC ns) of the activation that produced `max`.
+    pub max_time: u64,
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Summary {
+    /// An empty summary.
+    pub const fn new() -> Self {
+        Self {
+            count: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+            max_seq: 0,
+            max_time: 0,
+        }
+    }
+
+    /// Adds sample `v` of activation `seq` expected at `time`.
+    #[inline]
+    pub fn add(&mut self, v: u64, seq: u64, time: u64) {
+        self.count += 1;
+        self.sum = self.sum.saturating_add(v);
+        if v < self.min {
+            self.min = v;
+        }
+        if v > self.max || self.count == 1 {
+            self.max = v;
+            self.max_seq = seq;
+            self.max_time = time;
+        }
+    }
+
+    /// Mean of the samples, rounded down (0 when empty).
+    pub const fn mean(&self) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            self.sum / self.count
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn buckets_cover_the_range_in_order() {
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(63), 63);
+        assert_eq!(bucket_of(64), 64);
+        assert_eq!(bucket_of(MAX_TRACKED - 1), OVERFLOW - 1);
+        assert_eq!(bucket_of(MAX_TRACKED), OVERFLOW);
+        assert_eq!(bucket_of(u64::MAX), OVERFLOW);
+        for i in 0..OVERFLOW {
+            assert!(bucket_low(i) <= bucket_high(i));
+            assert_eq!(bucket_of(bucket_low(i)), i, "low of {i}");
+            assert_eq!(bucket_of(bucket_high(i)), i, "high of {i}");
+            assert_eq!(bucket_high(i) + 1, bucket_low(i + 1));
+        }
+    }
+
+    #[test]
+    fn relative_error_is_bounded() {
+        for i in SUB_BUCKETS..OVERFLOW {
+            let (lo, hi) = (bucket_low(i), bucket_high(i));
+            // Width relative to the smallest value of the bucket.
+            assert!((hi - lo + 1) as f64 / lo as f64 <= 1.0 / SUB_BUCKETS as f64 + 1e-12);
+        }
+        // 10 s is tracked without overflow.
+        assert_ne!(bucket_of(10_000_000_000), OVERFLOW);
+    }
+
+    /// Small deterministic generator (xorshift64*) for reproducible data.
+    fn rng(seed: &mut u64) -> u64 {
+        *seed ^= *seed >> 12;
+        *seed ^= *seed << 25;
+        *seed ^= *seed >> 27;
+        seed.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    #[test]
+    fn percentiles_match_brute_force() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        for round in 0..20 {
+            let n = 1 + (rng(&mut seed) % 50_000) as usize;
+            let mut values: Vec<u64> = (0..n)
+                .map(|_| {
+                    // Latency-like: mostly small, with a long tail up to seconds.
+                    let r = rng(&mut seed);
+                    match r % 100 {
+                        0 => r % 5_000_000_000,
+                        1..=9 => r % 200_000,
+                        _ => 1_000 + r % 9_000,
+                    }
+                })
+                .collect();
+            let mut buckets = std::vec![0u64; BUCKETS];
+            let mut s = Summary::new();
+            for (i, &v) in values.iter().enumerate() {
+                buckets[bucket_of(v)] += 1;
+                s.add(v, i as u64, 0);
+            }
+            values.sort_unstable();
+            assert_eq!(s.max, *values.last().unwrap());
+            assert_eq!(s.min, values[0]);
+            for &ppm in PERCENTILES_PPM.iter() {
+                let rank = (n as u128 * ppm as u128).div_ceil(1_000_000).max(1) as usize;
+                let exact = values[rank - 1];
+                let got = percentile(&buckets, ppm, s.max).unwrap();
+                assert!(got >= exact, "round {round} ppm {ppm}: {got} < exact {exact}");
+                assert!(
+                    (got - exact) as f64 <= exact as f64 * 0.02,
+                    "round {round} ppm {ppm}: {got} vs exact {exact}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn empty_and_single() {
+        let mut buckets = std::vec![0u64; BUCKETS];
+        assert_eq!(percentile(&buckets, 500_000, 0), None);
+        buckets[bucket_of(12_345)] += 1;
+        for &ppm in PERCENTILES_PPM.iter() {
+            assert_eq!(percentile(&buckets, ppm, 12_345), Some(12_345));
+        }
+        let mut s = Summary::new();
+        assert_eq!(s.mean(), 0);
+        s.add(10, 7, 100);
+        s.add(30, 8, 200);
+        assert_eq!((s.min, s.max, s.mean(), s.max_seq, s.max_time), (10, 30, 20, 8, 200));
+    }
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Lock-free single-producer/single-consumer ring of fixed-size records.
+//!
+//! The producer may run in hard-IRQ context: [`Ring::push`] takes no lock,
+//! never blocks, never allocates and does a bounded amount of work. When the
+//! ring is full the record is dropped and counted, so that at every moment
+//! `produced == delivered + dropped + len()`.
+//!
+//! Ordering follows the kernel's `smp_store_release`/`smp_load_acquire`
+//! pairing: the producer publishes a slot with a release store of `head` after
+//! writing it, the consumer frees it with a release store of `tail` after
+//! reading it; each side reads the other's index with acquire.
+//!
+//! The storage is any slice of [`Slot`]s (a `Vec`, a `KVec`, a boxed slice), so
+//! that the kernel can allocate it when a session is configured and the host
+//! can test it with ordinary vectors.
+
+use core::{
+    cell::UnsafeCell,
+    mem::MaybeUninit,
+    ops::Deref,
+    sync::atomic::{
+        AtomicU64,
+        AtomicUsize,
+        Ordering, //
+    },
+};
+
+/// One slot of a ring: storage for a record that only the ring's protocol
+/// decides who may touch.
+#[repr(transparent)]
+pub struct Slot<T>(UnsafeCell<MaybeUninit<T>>);
+
+impl<T> Slot<T> {
+    /// An empty slot.
+    pub const fn new() -> Self {
+        Self(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+}
+
+// SAFETY: A slot's content is reachable only through `Ring`, whose `push` and
+// `pop` contracts (one producer, one consumer, slots handed over with
+// acquire/release on the indices) ensure no slot is accessed by two threads at
+// once; `T: Send` lets the records cross threads.
+unsafe impl<T: Send> Sync for Slot<T> {}
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Counters of a ring, read without stopping it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RingCounters {
+    /// Records offered by the producer.
+    pub produced: u64,
+    /// Records handed to the consumer.
+    pub delivered: u64,
+    /// Records dropped because the ring was full.
+    pub dropped: u64,
+}
+
+/// A single-producer/single-consumer ring over the storage `S`.
+///
+/// # Invariants
+///
+/// - `slots.len()` is a power of two and at least 1;
+/// - `tail <= head <= tail + slots.len()` (with wrapping arithmetic);
+/// - the slots `tail..head` (modulo the length) hold initialised records.
+pub struct Ring<T: Copy, S: Deref<Target = [Slot<T>]>> {
+    slots: S,
+    mask: usize,
+    head: AtomicUsize,
+    tail: AtomicUsize,
+    produced: AtomicU64,
+    delivered: AtomicU64,
+    dropped: AtomicU64,
+}
+
+/// Reasons a storage cannot back a ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingError {
+    /// The number of slots is zero or not a power of two.
+    BadCapacity,
+}
+
+impl<T: Copy, S: Deref<Target = [Slot<T>]>> Ring<T, S> {
+    /// A ring over `slots`, whose length must be a non-zero power of two.
+    pub fn new(slots: S) -> Result<Self, RingError> {
+        let n = slots.len();
+        if n == 0 || !n.is_power_of_two() {
+            return Err(RingError::BadCapacity);
+        }
+        // INVARIANT: power-of-two length, empty ring.
+        Ok(Self {
+            slots,
+            mask: n - 1,
+            head: AtomicUsize::new(0),
+            tail: AtomicUsize::new(0),
+            produced: AtomicU64::new(0),
+            delivered: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+        })
+    }
+
+    /// Number of slots.
+    pub fn capacity(&self) -> usize {
+        self.mask + 1
+    }
+
+    /// Records waiting for the consumer.
+    pub fn len(&self) -> usize {
+        let tail = self.tail.load(Ordering::Acquire);
+        self.head.load(Ordering::Acquire).wrapping_sub(tail)
+    }
+
+    /// True when no record is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Offers `rec`; returns `false` (and counts a drop) when the ring is full.
+    ///
+    /// # Safety
+    ///
+    /// At most one thread or context may be inside `push` on this ring at any
+    /// time (single producer).
+    #[inline]
+    pub unsafe fn push(&self, rec: T) -> bool {
+        self.produced.fetch_add(1, Ordering::Relaxed);
+        let head = self.head.load(Ordering::Relaxed);
+        let tail = self.tail.load(Ordering::Acquire);
+        if head.wrapping_sub(tail) > self.mask {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        let slot = &self.slots[head & self.mask];
+        // SAFETY: The slot at `head` is outside `tail..head`, so the consumer
+        // does not read it, and the caller guarantees we are the only producer.
+        unsafe { (*slot.0.get()).write(rec) };
+        // INVARIANT: the slot is initialised before `head` publishes it.
+        self.head.store(head.wrapping_add(1), Ordering::Release);
+        true
+    }
+
+    /// Takes the oldest record, if any.
+    ///
+    /// # Safety
+    ///
+    /// At most one thread may be inside `pop` on this ring at any time
+    /// (single consumer).
+    #[inline]
+    pub unsafe fn pop(&self) -> Option<T> {
+        let tail = self.tail.load(Ordering::Relaxed);
+        let head = self.head.load(Ordering::Acquire);
+        if head == tail {
+            return None;
+        }
+        let slot = &self.slots[tail & self.mask];
+        // SAFETY: `tail != head`, so by the type invariant the slot holds an
+        // initialised record that the producer does not touch until `tail`
+        // moves past it; the caller guarantees we are the only consumer.
+        let rec = unsafe { (*slot.0.get()).assume_init_read() };
+        self.tail.store(tail.wrapping_add(1), Ordering::Release);
+        self.delivered.fetch_add(1, Ordering::Relaxed);
+        Some(rec)
+    }
+
+    /// Produced, delivered and dropped counts.
+    ///
+    /// Each counter is exact; read while the ring runs, they may come from
+    /// slightly different moments.
+    pub fn counters(&self) -> RingCounters {
+        RingCounters {
+            produced: self.produced.load(Ordering::Relaxed),
+            delivered: self.delivered.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::{sync::Arc, thread, vec::Vec};
+
+    fn storage(n: usize) -> Vec<Slot<u64>> {
+        (0..n).map(|_| Slot::new()).collect()
+    }
+
+    #[test]
+    fn capacity_must_be_a_power_of_two() {
+        assert_eq!(Ring::new(storage(0)).err(), Some(RingError::BadCapacity));
+        assert_eq!(Ring::new(storage(3)).err(), Some(RingError::BadCapacity));
+        assert_eq!(Ring::new(storage(4)).unwrap().capacity(), 4);
+    }
+
+    #[test]
+    fn fifo_and_drop_accounting() {
+        let r = Ring::new(storage(4)).unwrap();
+        // SAFETY: Single thread: one producer and one consumer.
+        unsafe {
+            for i in 0..6 {
+                r.push(i);
+            }
+            assert_eq!(r.len(), 4);
+            assert_eq!((0..5).map(|_| r.pop()).collect::<Vec<_>>(), [Some(0), Some(1), Some(2), Some(3), None]);
+            assert!(r.push(9));
+            assert_eq!(r.pop(), Some(9));
+        }
+        let c = r.counters();
+        assert_eq!(c, RingCounters { produced: 7, delivered: 5, dropped: 2 });
+        assert_eq!(c.produced, c.delivered + c.dropped + r.len() as u64);
+    }
+
+    #[test]
+    fn concurrent_producer_and_consumer_lose_nothing_unaccounted() {
+        const N: u64 = 200_000;
+        let r = Arc::new(Ring::new(storage(64)).unwrap());
+        let p = r.clone();
+        let producer = thread::spawn(move || {
+            let mut accepted = Vec::new();
+            for i in 0..N {
+                // SAFETY: This thread is the only producer.
+                if unsafe { p.push(i) } {
+                    accepted.push(i);
+                }
+            }
+            accepted
+        });
+        let mut got = Vec::new();
+        loop {
+            // SAFETY: This thread is the only consumer.
+            match unsafe { r.pop() } {
+                Some(v) => got.push(v),
+                None if producer.is_finished() && r.is_empty() => break,
+                None => thread::yield_now(),
+            }
+        }
+        let accepted = producer.join().unwrap();
+        // Every accepted record arrives exactly once and in order.
+        assert_eq!(got, accepted);
+        let c = r.counters();
+        assert_eq!(c.produced, N);
+        assert_eq!(c.delivered, got.len() as u64);
+        assert_eq!(c.produced, c.delivered + c.dropped);
+    }
+}
