@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Context tokens: zero-sized proofs of the execution context.
+//!
+//! On PREEMPT_RT, `spinlock_t` ([`kernel::sync::SpinLock`]) and `mutex`
+//! sleep, and the memory allocator takes sleeping locks. Code that runs in
+//! hard-IRQ context (hard-mode hrtimer callbacks, `IRQF_NO_THREAD` handlers)
+//! must not reach any of them. This module makes the distinction visible in
+//! types:
+//!
+//! - [`HardIrq`] is handed to hard-IRQ callbacks by the entry points of this
+//!   layer ([`hard_timer!`](crate::hard_timer)); it proves that interrupts are
+//!   off and the CPU is pinned, so it unlocks per-CPU access
+//!   ([`crate::rtrs::percpu`]).
+//! - [`Sleepable`] proves that the code may sleep. Only task-context entry
+//!   points receive one; creating one anywhere else needs `unsafe`. The
+//!   sleeping primitives of this layer ([`crate::rtrs::sync`]) require it, so
+//!   a hard-IRQ callback that tries to take one does not compile.
+//!
+//! The kernel's own sleeping APIs (`SpinLock::lock`, `KBox::new`, ...) take no
+//! token; misuse of those is caught at run time by lockdep
+//! (`CONFIG_PROVE_RAW_LOCK_NESTING`, `CONFIG_DEBUG_ATOMIC_SLEEP`), which the
+//! test suite runs under.
+
+use core::marker::PhantomData;
+
+use super::ffi;
+
+/// Proof that the holder runs in hard-IRQ context: interrupts are disabled,
+/// the code is not preemptible and stays on its CPU.
+///
+/// Not `Send`: it is only meaningful on the CPU and in the interrupt that
+/// produced it.
+///
+/// # Invariants
+///
+/// While a `HardIrq<'a>` exists, the current CPU runs in hard-IRQ context.
+pub(crate) struct HardIrq<'a> {
+    _not_send: PhantomData<&'a *mut ()>,
+}
+
+impl HardIrq<'_> {
+    /// Creates the token.
+    ///
+    /// # Safety
+    ///
+    /// The caller runs in hard-IRQ context, and the token does not outlive
+    /// that interrupt (it is only borrowed by the callback).
+    #[inline]
+    pub(crate) unsafe fn new() -> Self {
+        // SAFETY: Reading the preempt count has no precondition.
+        debug_assert!(unsafe { ffi::rtrs_in_hardirq() });
+        // INVARIANT: guaranteed by the caller.
+        Self {
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The CPU this interrupt runs on.
+    #[inline]
+    pub(crate) fn cpu(&self) -> u32 {
+        // SAFETY: Hard-IRQ context pins the CPU (type invariant).
+        unsafe { ffi::rtrs_smp_processor_id() }
+    }
+}
+
+/// Proof that the holder runs in task context and may sleep: preemptible,
+/// interrupts enabled, no raw spinlock held.
+///
+/// # Invariants
+///
+/// While a `Sleepable<'a>` exists, the current task may sleep.
+pub(crate) struct Sleepable<'a> {
+    _not_send: PhantomData<&'a *mut ()>,
+}
+
+impl Sleepable<'_> {
+    /// Creates the token in a context the caller knows to be sleepable.
+    ///
+    /// Entry points of the modules that run in task context (module init and
+    /// exit, file operations, kernel threads) create it once and pass it down.
+    /// Under `CONFIG_DEBUG_ATOMIC_SLEEP` the claim is checked with
+    /// `might_sleep()`.
+    ///
+    /// # Safety
+    ///
+    /// The caller runs in task context where sleeping is allowed, and does not
+    /// enter an atomic section (raw spinlock, preemption or interrupts
+    /// disabled) while the token is alive.
+    #[inline]
+    pub(crate) unsafe fn assume() -> Self {
+        kernel::task::might_sleep();
+        // INVARIANT: guaranteed by the caller.
+        Self {
+            _not_send: PhantomData,
+        }
+    }
+}
+
+/// Types whose existence proves the current task cannot migrate to another
+/// CPU (and so may use this CPU's per-CPU data).
+///
+/// # Safety
+///
+/// While a value of the implementing type is borrowed, the current context
+/// stays on the CPU it runs on.
+pub(crate) unsafe trait CpuPinned {
+    /// The CPU the context is pinned to.
+    fn cpu(&self) -> u32;
+}
+
+// SAFETY: Hard-IRQ context does not migrate (type invariant of `HardIrq`).
+unsafe impl CpuPinned for HardIrq<'_> {
+    fn cpu(&self) -> u32 {
+        HardIrq::cpu(self)
+    }
+}
+
+/// Marker for the hrtimer modes whose callbacks run in hard-IRQ context, also
+/// on PREEMPT_RT. The other modes expire in the softirq thread on RT.
+pub(crate) trait HardMode {}
+
+impl<C: kernel::time::ClockSource> HardMode for kernel::time::hrtimer::AbsoluteHardMode<C> {}
+impl<C: kernel::time::ClockSource> HardMode for kernel::time::hrtimer::RelativeHardMode<C> {}
+impl<C: kernel::time::ClockSource> HardMode for kernel::time::hrtimer::AbsolutePinnedHardMode<C> {}
+impl<C: kernel::time::ClockSource> HardMode for kernel::time::hrtimer::RelativePinnedHardMode<C> {}
+
+/// An hrtimer callback that runs in hard-IRQ context and receives a
+/// [`HardIrq`] token. Implement it and declare the timer with
+/// [`hard_timer!`](crate::hard_timer).
+pub(crate) trait HardTimerCallback: Sized {
+    /// The pointer type the timer is started through (as in
+    /// [`kernel::time::hrtimer::HrTimerCallback::Pointer`]).
+    type Pointer<'a>: kernel::time::hrtimer::RawHrTimerCallback;
+
+    /// Called in hard-IRQ context when the timer expires.
+    fn run(
+        this: <Self::Pointer<'_> as kernel::time::hrtimer::RawHrTimerCallback>::CallbackTarget<'_>,
+        ctx: kernel::time::hrtimer::HrTimerCallbackContext<'_, Self>,
+        irq: &HardIrq<'_>,
+    ) -> kernel::time::hrtimer::HrTimerRestart
+    where
+        Self: kernel::time::hrtimer::HasHrTimer<Self>;
+}
+
+/// Declares the hrtimer field of a type whose [`HardTimerCallback`] runs in
+/// hard-IRQ context. Refuses, at compile time, a mode that is not a hard mode.
+///
+/// ```ignore
+/// hard_timer! {
+///     impl for Sampler { mode: AbsolutePinnedHardMode<Monotonic>, field: self.timer }
+/// }
+/// ```
+#[macro_export]
+macro_rules! hard_timer {
+    (impl for $t:ty { mode: $mode:ty, field: self.$field:ident $(,)? }) => {
+        const _: () = {
+            const fn require_hard_mode<M: $crate::rtrs::context::HardMode>() {}
+            require_hard_mode::<$mode>();
+        };
+
+        impl ::kernel::time::hrtimer::HrTimerCallback for $t {
+            type Pointer<'a> = <$t as $crate::rtrs::context::HardTimerCallback>::Pointer<'a>;
+
+            fn run(
+                this: <Self::Pointer<'_> as ::kernel::time::hrtimer::RawHrTimerCallback>::CallbackTarget<'_>,
+                ctx: ::kernel::time::hrtimer::HrTimerCallbackContext<'_, Self>,
+            ) -> ::kernel::time::hrtimer::HrTimerRestart {
+                // SAFETY: The mode is a hard mode (checked above), so the
+                // callback runs in hard-IRQ context, also on PREEMPT_RT; the
+                // token is only borrowed for the duration of the callback.
+                let irq = unsafe { $crate::rtrs::context::HardIrq::new() };
+                <$t as $crate::rtrs::context::HardTimerCallback>::run(this, ctx, &irq)
+            }
+        }
+
+        ::kernel::impl_has_hr_timer! {
+            impl HasHrTimer<$t> for $t { mode: $mode, field: self.$field }
+        }
+    };
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Declarations of the C shim (`rust/shim.c`).
+//!
+//! Each function is a one-line wrapper of a kernel macro or inline function of
+//! the same name without the `rtrs_` prefix; see the comment above each one in
+//! `shim.c`. Only the safe abstractions of this layer call them.
+
+use kernel::{
+    bindings,
+    ffi::{
+        c_char,
+        c_int,
+        c_uint,
+        c_ulong,
+        c_void, //
+    },
+};
+
+/// Result of `rtrs_raw_spin_lock_irqsave_try`.
+#[repr(C)]
+pub(crate) struct IrqsaveTry {
+    pub(crate) flags: c_ulong,
+    pub(crate) taken: bool,
+}
+
+extern "C" {
+    pub(crate) fn rtrs_raw_spin_lock_irqsave_try(lock: *mut bindings::raw_spinlock_t) -> IrqsaveTry;
+    pub(crate) fn rtrs_raw_spin_lock_init(
+        lock: *mut bindings::raw_spinlock_t,
+        name: *const c_char,
+        key: *mut bindings::lock_class_key,
+    );
+    pub(crate) fn rtrs_raw_spin_lock(lock: *mut bindings::raw_spinlock_t);
+    pub(crate) fn rtrs_raw_spin_unlock(lock: *mut bindings::raw_spinlock_t);
+    pub(crate) fn rtrs_raw_spin_trylock(lock: *mut bindings::raw_spinlock_t) -> c_int;
+    pub(crate) fn rtrs_raw_spin_lock_irqsave(lock: *mut bindings::raw_spinlock_t) -> c_ulong;
+    pub(crate) fn rtrs_raw_spin_unlock_irqrestore(lock: *mut bindings::raw_spinlock_t, flags: c_ulong);
+    pub(crate) fn rtrs_raw_spin_assert_held(lock: *mut bindings::raw_spinlock_t);
+    pub(crate) fn rtrs_preempt_disable();
+    pub(crate) fn rtrs_preempt_enable();
+    pub(crate) fn rtrs_migrate_disable();
+    pub(crate) fn rtrs_migrate_enable();
+    pub(crate) fn rtrs_in_hardirq() -> bool;
+    pub(crate) fn rtrs_preemptible() -> bool;
+    pub(crate) fn rtrs_irqs_disabled() -> bool;
+    pub(crate) fn rtrs_smp_processor_id() -> c_uint;
+    pub(crate) fn rtrs_cpu_online(cpu: c_uint) -> bool;
+    pub(crate) fn rtrs_cpu_possible(cpu: c_uint) -> bool;
+    pub(crate) fn rtrs_alloc_percpu(size: usize, align: usize) -> *mut c_void;
+    pub(crate) fn rtrs_per_cpu_ptr(ptr: *mut c_void, cpu: c_uint) -> *mut c_void;
+    pub(crate) fn rtrs_this_cpu_ptr(ptr: *mut c_void) -> *mut c_void;
+    pub(crate) fn rtrs_kthread_create_on_cpu(
+        f: unsafe extern "C" fn(*mut c_void) -> c_int,
+        data: *mut c_void,
+        cpu: c_uint,
+        name: *const c_char,
+        prio: c_int,
+    ) -> *mut c_void;
+    pub(crate) fn rtrs_kthread_stop_put(t: *mut c_void) -> c_int;
+    pub(crate) fn rtrs_set_current_interruptible();
+    pub(crate) fn rtrs_set_current_running();
+}

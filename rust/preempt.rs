@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Preemption and migration guards.
+//!
+//! - [`PreemptGuard`] (`preempt_disable`): nothing else runs on this CPU
+//!   until it is dropped, except interrupts. On PREEMPT_RT this is a latency
+//!   cost for every higher-priority task: use it for a few instructions only,
+//!   never around sleeping calls or allocation.
+//! - [`MigrateGuard`] (`migrate_disable`): the task stays on this CPU but can
+//!   be preempted. This is what PREEMPT_RT uses under sleeping spinlocks, and
+//!   the right way to keep using one CPU's data over a longer section when the
+//!   data is protected otherwise (atomics, a local lock).
+//!
+//! Both pin the CPU, so both unlock per-CPU access
+//! ([`CpuPinned`](super::context::CpuPinned)). Neither is `Send`: it must be
+//! dropped by the task that made it.
+
+use core::marker::PhantomData;
+
+use super::{
+    context::CpuPinned,
+    ffi, //
+};
+
+/// Preemption disabled while this guard lives.
+///
+/// # Invariants
+///
+/// `preempt_disable()` was called by the current task when the guard was
+/// created and is undone when it is dropped.
+pub(crate) struct PreemptGuard {
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl PreemptGuard {
+    /// Disables preemption.
+    #[inline]
+    pub(crate) fn new() -> Self {
+        // SAFETY: Always allowed; balanced in `drop`.
+        unsafe { ffi::rtrs_preempt_disable() };
+        // INVARIANT: just disabled.
+        Self {
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Default for PreemptGuard {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for PreemptGuard {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: Balances the `preempt_disable()` of `new` (type invariant).
+        unsafe { ffi::rtrs_preempt_enable() };
+    }
+}
+
+// SAFETY: With preemption disabled the task cannot migrate.
+unsafe impl CpuPinned for PreemptGuard {
+    #[inline]
+    fn cpu(&self) -> u32 {
+        // SAFETY: Preemption is disabled.
+        unsafe { ffi::rtrs_smp_processor_id() }
+    }
+}
+
+/// Migration disabled while this guard lives: the task stays on its CPU but
+/// remains preemptible.
+///
+/// # Invariants
+///
+/// `migrate_disable()` was called by the current task when the guard was
+/// created and is undone when it is dropped.
+pub(crate) struct MigrateGuard {
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl MigrateGuard {
+    /// Disables migration of the current task.
+    #[inline]
+    pub(crate) fn new() -> Self {
+        // SAFETY: Always allowed in task context; balanced in `drop`.
+        unsafe { ffi::rtrs_migrate_disable() };
+        // INVARIANT: just disabled.
+        Self {
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Default for MigrateGuard {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for MigrateGuard {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: Balances the `migrate_disable()` of `new` (type invariant).
+        unsafe { ffi::rtrs_migrate_enable() };
+    }
+}
+
+// SAFETY: With migration disabled the task stays on its CPU.
+unsafe impl CpuPinned for MigrateGuard {
+    #[inline]
+    fn cpu(&self) -> u32 {
+        // SAFETY: Migration is disabled, so the CPU number stays valid.
+        unsafe { ffi::rtrs_smp_processor_id() }
+    }
+}
+
+/// True when called in hard-IRQ context.
+#[inline]
+pub(crate) fn in_hardirq() -> bool {
+    // SAFETY: Reads the preempt count; no precondition.
+    unsafe { ffi::rtrs_in_hardirq() }
+}
+
+/// True when the current context may be preempted.
+#[inline]
+pub(crate) fn preemptible() -> bool {
+    // SAFETY: Reads the preempt count and IRQ state; no precondition.
+    unsafe { ffi::rtrs_preemptible() }
+}
+
+/// True when local interrupts are disabled.
+#[inline]
+pub(crate) fn irqs_disabled() -> bool {
+    // SAFETY: Reads the IRQ state; no precondition.
+    unsafe { ffi::rtrs_irqs_disabled() }
+}
+
+/// True when `cpu` is online.
+#[inline]
+pub(crate) fn cpu_online(cpu: u32) -> bool {
+    // SAFETY: The shim checks `cpu` against `nr_cpu_ids`.
+    unsafe { ffi::rtrs_cpu_online(cpu) }
+}
+
+/// True when `cpu` is possible (may ever come online).
+#[inline]
+pub(crate) fn cpu_possible(cpu: u32) -> bool {
+    // SAFETY: The shim checks `cpu` against `nr_cpu_ids`.
+    unsafe { ffi::rtrs_cpu_possible(cpu) }
+}

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rtrs shared RT-safe layer: what a PREEMPT_RT driver needs and the
+//! `kernel` crate (7.3) does not have.
+//!
+//! - [`context`]: zero-sized context tokens ([`context::HardIrq`],
+//!   [`context::Sleepable`]) and hard-IRQ hrtimer callbacks that receive one;
+//! - [`raw_spinlock`]: [`raw_spinlock::RawSpinLock`] and its irqsave variant,
+//!   the only locks allowed in hard-IRQ context on PREEMPT_RT;
+//! - [`preempt`]: preemption and migration guards;
+//! - [`percpu`]: per-CPU storage with access pinned to a CPU;
+//! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
+//! - [`ring`]: the lock-free record ring for hard-IRQ producers;
+//! - [`sync`]: sleeping locks that can only be taken with a
+//!   [`context::Sleepable`] token.
+//!
+//! A module uses the layer by including it at its crate root:
+//!
+//! ```ignore
+//! #[path = "../rust/rtrs.rs"]
+//! mod rtrs;
+//! ```
+//!
+//! and by linking the C shim into itself (Kbuild composite object, see
+//! `Documentation/rt-rust.rst`). Each module compiles the same source; there is
+//! one copy of each idea.
+
+#![allow(dead_code, reason = "shared layer: every module uses another subset of it")]
+
+pub(crate) mod context;
+mod ffi;
+pub(crate) mod kthread;
+pub(crate) mod percpu;
+pub(crate) mod preempt;
+pub(crate) mod raw_spinlock;
+pub(crate) mod ring;
+pub(crate) mod sync;

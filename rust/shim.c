@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C shim of the rtrs shared layer: one small wrapper for each kernel API the
+ * layer needs that is a macro or an inline function, so has no Rust binding.
+ *
+ * Every wrapper does exactly what the wrapped API does, nothing more; the
+ * Rust side (rust/ffi.rs) declares them and documents the contracts. A module
+ * that uses the layer links this file in as a composite object through a
+ * one-line wrapper that includes it (Kbuild does not let two modules share an
+ * object file).
+ */
+#include <linux/cpumask.h>
+#include <linux/interrupt.h>
+#include <linux/kthread.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/spinlock.h>
+#include <uapi/linux/sched/types.h>
+
+#include "shim.h"
+
+/* raw_spin_lock_init() with the caller's lockdep name and class. */
+void rtrs_raw_spin_lock_init(raw_spinlock_t *lock, const char *name,
+			     struct lock_class_key *key)
+{
+#ifdef CONFIG_DEBUG_SPINLOCK
+	__raw_spin_lock_init(lock, name, key, LD_WAIT_SPIN);
+#else
+	raw_spin_lock_init(lock);
+#endif
+}
+
+/* raw_spin_lock(): disables preemption, never sleeps, also on PREEMPT_RT. */
+void rtrs_raw_spin_lock(raw_spinlock_t *lock)
+{
+	raw_spin_lock(lock);
+}
+
+/* raw_spin_unlock(). */
+void rtrs_raw_spin_unlock(raw_spinlock_t *lock)
+{
+	raw_spin_unlock(lock);
+}
+
+/* raw_spin_trylock(): 1 when taken. */
+int rtrs_raw_spin_trylock(raw_spinlock_t *lock)
+{
+	return raw_spin_trylock(lock);
+}
+
+/* raw_spin_lock_irqsave(): returns the saved interrupt state. */
+unsigned long rtrs_raw_spin_lock_irqsave(raw_spinlock_t *lock)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(lock, flags);
+	return flags;
+}
+
+/* raw_spin_unlock_irqrestore(). */
+void rtrs_raw_spin_unlock_irqrestore(raw_spinlock_t *lock, unsigned long flags)
+{
+	raw_spin_unlock_irqrestore(lock, flags);
+}
+
+/* lockdep_assert_held() on a raw spinlock. */
+void rtrs_raw_spin_assert_held(raw_spinlock_t *lock)
+{
+	lockdep_assert_held(lock);
+}
+
+/* preempt_disable() / preempt_enable(). */
+void rtrs_preempt_disable(void)
+{
+	preempt_disable();
+}
+
+void rtrs_preempt_enable(void)
+{
+	preempt_enable();
+}
+
+/* migrate_disable() / migrate_enable(): pin to this CPU, stay preemptible. */
+void rtrs_migrate_disable(void)
+{
+	migrate_disable();
+}
+
+void rtrs_migrate_enable(void)
+{
+	migrate_enable();
+}
+
+/* in_hardirq(), preemptible(), irqs_disabled() as booleans. */
+bool rtrs_in_hardirq(void)
+{
+	return in_hardirq();
+}
+
+bool rtrs_preemptible(void)
+{
+	return preemptible();
+}
+
+bool rtrs_irqs_disabled(void)
+{
+	return irqs_disabled();
+}
+
+/* smp_processor_id() (caller has preemption or migration disabled). */
+unsigned int rtrs_smp_processor_id(void)
+{
+	return smp_processor_id();
+}
+
+/* cpu_online(). */
+bool rtrs_cpu_online(unsigned int cpu)
+{
+	return cpu < nr_cpu_ids && cpu_online(cpu);
+}
+
+/* per_cpu_ptr() on a pointer from __alloc_percpu(). */
+void *rtrs_per_cpu_ptr(void __percpu *ptr, unsigned int cpu)
+{
+	return per_cpu_ptr(ptr, cpu);
+}
+
+/* this_cpu_ptr() (caller has preemption or migration disabled). */
+void *rtrs_this_cpu_ptr(void __percpu *ptr)
+{
+	return this_cpu_ptr(ptr);
+}
+
+/*
+ * Create a kernel thread bound to @cpu running @fn(@data), named @name
+ * (printf-style, "%u" is the CPU), with a reference held for the caller,
+ * SCHED_FIFO at @prio (1..99) or SCHED_OTHER for @prio == 0. Not started:
+ * wake it with wake_up_process(). Returns an ERR_PTR on failure.
+ */
+struct task_struct *rtrs_kthread_create_on_cpu(int (*fn)(void *), void *data,
+					       unsigned int cpu,
+					       const char *name, int prio)
+{
+	struct sched_attr attr = {
+		.size = sizeof(attr),
+		.sched_policy = prio ? SCHED_FIFO : SCHED_NORMAL,
+		.sched_priority = prio,
+	};
+	struct task_struct *t;
+	int err;
+
+	t = kthread_create_on_cpu(fn, data, cpu, name);
+	if (IS_ERR(t))
+		return t;
+	get_task_struct(t);
+	err = sched_setattr_nocheck(t, &attr);
+	if (err) {
+		kthread_stop_put(t);
+		return ERR_PTR(err);
+	}
+	return t;
+}
+
+/* kthread_stop_put(): stop a thread made above and drop the reference. */
+int rtrs_kthread_stop_put(struct task_struct *t)
+{
+	return kthread_stop_put(t);
+}
+
+/* set_current_state(TASK_INTERRUPTIBLE), before testing the wait condition. */
+void rtrs_set_current_interruptible(void)
+{
+	set_current_state(TASK_INTERRUPTIBLE);
+}
+
+/* __set_current_state(TASK_RUNNING). */
+void rtrs_set_current_running(void)
+{
+	__set_current_state(TASK_RUNNING);
+}
+
+/* __alloc_percpu_gfp(GFP_KERNEL): zeroed per-CPU memory, or NULL. */
+void __percpu *rtrs_alloc_percpu(size_t size, size_t align)
+{
+	return __alloc_percpu_gfp(size, align, GFP_KERNEL);
+}
+
+/* cpu_possible(). */
+bool rtrs_cpu_possible(unsigned int cpu)
+{
+	return cpu < nr_cpu_ids && cpu_possible(cpu);
+}
+
+/* raw_spin_trylock_irqsave(): @taken tells whether the lock was taken. */
+struct rtrs_irqsave_try rtrs_raw_spin_lock_irqsave_try(raw_spinlock_t *lock)
+{
+	struct rtrs_irqsave_try r;
+
+	r.taken = raw_spin_trylock_irqsave(lock, r.flags);
+	return r;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Prototypes of the rtrs C shim (rust/shim.c); the Rust declarations are in
+ * rust/ffi.rs. Each function wraps the kernel macro or inline of the same
+ * name without the rtrs_ prefix.
+ */
+#ifndef RTRS_SHIM_H
+#define RTRS_SHIM_H
+
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+
+struct rtrs_irqsave_try {
+	unsigned long flags;
+	bool taken;
+};
+
+void rtrs_raw_spin_lock_init(raw_spinlock_t *lock, const char *name, struct lock_class_key *key);
+void rtrs_raw_spin_lock(raw_spinlock_t *lock);
+void rtrs_raw_spin_unlock(raw_spinlock_t *lock);
+int rtrs_raw_spin_trylock(raw_spinlock_t *lock);
+unsigned long rtrs_raw_spin_lock_irqsave(raw_spinlock_t *lock);
+void rtrs_raw_spin_unlock_irqrestore(raw_spinlock_t *lock, unsigned long flags);
+void rtrs_raw_spin_assert_held(raw_spinlock_t *lock);
+void rtrs_preempt_disable(void);
+void rtrs_preempt_enable(void);
+void rtrs_migrate_disable(void);
+void rtrs_migrate_enable(void);
+bool rtrs_in_hardirq(void);
+bool rtrs_preemptible(void);
+bool rtrs_irqs_disabled(void);
+unsigned int rtrs_smp_processor_id(void);
+bool rtrs_cpu_online(unsigned int cpu);
+void *rtrs_per_cpu_ptr(void __percpu *ptr, unsigned int cpu);
+void *rtrs_this_cpu_ptr(void __percpu *ptr);
+struct task_struct *rtrs_kthread_create_on_cpu(int (*fn)(void *), void *data,
+					       unsigned int cpu, const char *name, int prio);
+int rtrs_kthread_stop_put(struct task_struct *t);
+void rtrs_set_current_interruptible(void);
+void rtrs_set_current_running(void);
+void __percpu *rtrs_alloc_percpu(size_t size, size_t align);
+bool rtrs_cpu_possible(unsigned int cpu);
+struct rtrs_irqsave_try rtrs_raw_spin_lock_irqsave_try(raw_spinlock_t *lock);
+
+#endif /* RTRS_SHIM_H */

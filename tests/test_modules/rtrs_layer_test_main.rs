@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suites of the shared RT-safe layer (`rust/`), run when this module is
+//! loaded (`CONFIG_KUNIT=y`), plus a stress test that hammers a raw spinlock
+//! and the record ring from hard-mode hrtimers and RT threads on every CPU.
+//!
+//! Results: the kernel log (KTAP) and `/sys/kernel/debug/kunit/<suite>/results`.
+
+use kernel::prelude::*;
+
+#[path = "../../rust/rtrs.rs"]
+mod rtrs;
+
+module! {
+    type: RtrsLayerTest,
+    name: "rtrs_layer_test",
+    authors: ["The rtrs developers"],
+    description: "KUnit tests and stress test of the rtrs RT-safe layer",
+    license: "GPL",
+}
+
+struct RtrsLayerTest;
+
+impl kernel::Module for RtrsLayerTest {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        Ok(RtrsLayerTest)
+    }
+}
+
+#[kunit_tests(rtrs_layer)]
+mod tests {
+    use crate::rtrs::{
+        context::{
+            CpuPinned,
+            HardIrq,
+            HardTimerCallback,
+            Sleepable, //
+        },
+        kthread::{
+            RtThread,
+            RtThreadFn,
+            ThreadContext, //
+        },
+        percpu::PerCpu,
+        preempt::{
+            cpu_online,
+            irqs_disabled,
+            preemptible,
+            MigrateGuard,
+            PreemptGuard, //
+        },
+        raw_spinlock::{
+            RawSpinLock,
+            RawSpinLockIrq, //
+        },
+        ring::{
+            new_kring,
+            KRing, //
+        },
+        sync::TaskMutex,
+    };
+    use kernel::{
+        prelude::*,
+        sync::{
+            atomic::{
+                Atomic,
+                Relaxed, //
+            },
+            Arc,
+            ArcBorrow, //
+        },
+        time::{
+            hrtimer::{
+                HrTimer,
+                HrTimerCallbackContext,
+                HrTimerPointer,
+                HrTimerRestart,
+                RelativeHardMode, //
+            },
+            Delta,
+            Instant,
+            Monotonic, //
+        },
+    };
+
+    #[pin_data]
+    struct Counted {
+        #[pin]
+        plain: RawSpinLock<u64>,
+        #[pin]
+        irq: RawSpinLockIrq<u64>,
+        #[pin]
+        mutex: TaskMutex<u64>,
+    }
+
+    fn counted() -> Result<Pin<KBox<Counted>>> {
+        KBox::pin_init(
+            pin_init!(Counted {
+                plain <- crate::new_raw_spinlock!(0),
+                irq <- crate::new_raw_spinlock_irq!(0),
+                mutex <- crate::new_task_mutex!(0),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    #[test]
+    fn raw_spinlock_excludes_and_disables_preemption() -> Result {
+        let c = counted()?;
+        {
+            let mut g = c.plain.lock();
+            *g += 1;
+            assert!(!preemptible());
+            assert!(c.plain.try_lock().is_none());
+        }
+        assert!(preemptible());
+        assert!(c.plain.try_lock().is_some());
+        assert_eq!(*c.plain.lock(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn raw_spinlock_irq_disables_interrupts() -> Result {
+        let c = counted()?;
+        assert!(!irqs_disabled());
+        {
+            let mut g = c.irq.lock();
+            *g += 1;
+            // On PREEMPT_RT too: this is a raw lock, unlike `SpinLockIrq`.
+            assert!(irqs_disabled());
+        }
+        assert!(!irqs_disabled());
+        let g = c.irq.try_lock();
+        assert!(g.is_some());
+        assert!(irqs_disabled());
+        drop(g);
+        assert!(!irqs_disabled());
+        Ok(())
+    }
+
+    #[test]
+    fn task_mutex_needs_a_token() -> Result {
+        let c = counted()?;
+        // SAFETY: KUnit runs test cases in a sleepable kernel thread.
+        let ctx = unsafe { Sleepable::assume() };
+        *c.mutex.lock(&ctx) += 2;
+        assert_eq!(*c.mutex.lock(&ctx), 2);
+        Ok(())
+    }
+
+    #[test]
+    fn guards_pin_the_cpu() -> Result {
+        {
+            let g = PreemptGuard::new();
+            assert!(!preemptible());
+            let cpu = g.cpu();
+            assert!(cpu_online(cpu));
+        }
+        assert!(preemptible());
+        {
+            let g = MigrateGuard::new();
+            // Migration is disabled but the task stays preemptible.
+            assert!(preemptible());
+            let cpu = g.cpu();
+            assert_eq!(cpu, g.cpu());
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn percpu_slots_are_per_cpu() -> Result {
+        let p = PerCpu::new(|cpu| Atomic::new(u64::from(cpu) * 10))?;
+        for (cpu, slot) in p.iter() {
+            assert_eq!(slot.load(Relaxed), u64::from(cpu) * 10);
+        }
+        assert!(p.get(u32::MAX).is_none());
+        let g = PreemptGuard::new();
+        assert_eq!(p.this_cpu(&g).load(Relaxed), u64::from(g.cpu()) * 10);
+        p.this_cpu(&g).fetch_add(1, Relaxed);
+        assert_eq!(p.get(g.cpu()).map(|s| s.load(Relaxed)), Some(u64::from(g.cpu()) * 10 + 1));
+        Ok(())
+    }
+
+    #[test]
+    fn ring_accounts_for_every_record() -> Result {
+        assert!(new_kring::<u64>(3).is_err());
+        let r: KRing<u64> = new_kring(8)?;
+        for i in 0..10u64 {
+            // SAFETY: This test is the only producer and consumer.
+            unsafe { r.push(i) };
+        }
+        let mut n = 0;
+        // SAFETY: As above.
+        while let Some(v) = unsafe { r.pop() } {
+            assert_eq!(v, n);
+            n += 1;
+        }
+        assert_eq!(n, 8);
+        let c = r.counters();
+        assert_eq!((c.produced, c.delivered, c.dropped), (10, 8, 2));
+        Ok(())
+    }
+
+    /// Data of the thread test: the thread reports where and how it runs.
+    struct Probe {
+        cpu_seen: Atomic<u64>,
+        wakeups: Atomic<u64>,
+        kick: Atomic<u64>,
+    }
+
+    impl RtThreadFn for Probe {
+        fn run(this: &Self, ctx: &ThreadContext<'_>) {
+            let mut seen = 0;
+            while !ctx.should_stop() {
+                if !ctx.wait_until(|| this.kick.load(Relaxed) != seen) {
+                    break;
+                }
+                seen = this.kick.load(Relaxed);
+                let g = MigrateGuard::new();
+                this.cpu_seen.store(u64::from(g.cpu()), Relaxed);
+                drop(g);
+                this.wakeups.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    fn wait_for(what: impl Fn() -> bool) -> bool {
+        for _ in 0..2000 {
+            if what() {
+                return true;
+            }
+            kernel::time::delay::fsleep(Delta::from_millis(1));
+        }
+        false
+    }
+
+    #[test]
+    fn rt_thread_runs_on_its_cpu_and_stops() -> Result {
+        for cpu in 0..kernel::cpu::nr_cpu_ids() {
+            if !cpu_online(cpu) {
+                continue;
+            }
+            let probe = Arc::new(
+                Probe {
+                    cpu_seen: Atomic::new(u64::MAX),
+                    wakeups: Atomic::new(0),
+                    kick: Atomic::new(0),
+                },
+                GFP_KERNEL,
+            )?;
+            let t = RtThread::new_on_cpu(probe.clone(), cpu, 10, c"rtrs_test/%u")?;
+            for k in 1..=3u64 {
+                probe.kick.store(k, Relaxed);
+                t.wake();
+                assert!(wait_for(|| probe.wakeups.load(Relaxed) >= k));
+            }
+            assert_eq!(probe.cpu_seen.load(Relaxed), u64::from(cpu));
+            drop(t);
+        }
+        assert!(RtThread::new_on_cpu(
+            Arc::new(Probe { cpu_seen: Atomic::new(0), wakeups: Atomic::new(0), kick: Atomic::new(0) }, GFP_KERNEL)?,
+            0,
+            100,
+            c"rtrs_test/%u"
+        )
+        .is_err());
+        Ok(())
+    }
+
+    /// A hard-IRQ timer that checks its context and feeds a ring and a lock.
+    #[pin_data]
+    struct Beat {
+        #[pin]
+        timer: HrTimer<Self>,
+        #[pin]
+        total: RawSpinLockIrq<u64>,
+        ring: KRing<u64>,
+        fired: Atomic<u64>,
+        in_hardirq: Atomic<u64>,
+        limit: u64,
+        per_cpu: PerCpu<Atomic<u64>>,
+    }
+
+    impl HardTimerCallback for Beat {
+        type Pointer<'a> = Arc<Self>;
+
+        fn run(this: ArcBorrow<'_, Self>, mut ctx: HrTimerCallbackContext<'_, Self>, irq: &HardIrq<'_>) -> HrTimerRestart {
+            if crate::rtrs::preempt::in_hardirq() && irqs_disabled() {
+                this.in_hardirq.fetch_add(1, Relaxed);
+            }
+            this.per_cpu.this_cpu(irq).fetch_add(1, Relaxed);
+            let n = this.fired.fetch_add(1, Relaxed) + 1;
+            // A raw lock shared with task context (which uses irqsave).
+            *this.total.lock() += 1;
+            // SAFETY: The timer callback is the only producer of this ring and
+            // never runs concurrently with itself.
+            unsafe { this.ring.push(n) };
+            if n >= this.limit {
+                return HrTimerRestart::NoRestart;
+            }
+            ctx.forward_now(Delta::from_micros(200));
+            HrTimerRestart::Restart
+        }
+    }
+
+    crate::hard_timer! {
+        impl for Beat { mode: RelativeHardMode<Monotonic>, field: self.timer }
+    }
+
+    /// Consumer thread of the stress test: drains the ring, checks order.
+    struct Drain {
+        beat: Arc<Beat>,
+        got: Atomic<u64>,
+        bad: Atomic<u64>,
+        last: Atomic<u64>,
+        contended: Atomic<u64>,
+    }
+
+    impl RtThreadFn for Drain {
+        fn run(this: &Self, ctx: &ThreadContext<'_>) {
+            while !ctx.should_stop() {
+                // SAFETY: This thread is the only consumer of the ring.
+                while let Some(v) = unsafe { this.beat.ring.pop() } {
+                    if v <= this.last.load(Relaxed) {
+                        this.bad.fetch_add(1, Relaxed);
+                    }
+                    this.last.store(v, Relaxed);
+                    this.got.fetch_add(1, Relaxed);
+                }
+                // Contend with the hard-IRQ side on the raw lock.
+                *this.beat.total.lock() += 1;
+                this.contended.fetch_add(1, Relaxed);
+                kernel::time::delay::fsleep(Delta::from_micros(50));
+            }
+        }
+    }
+
+    #[test]
+    fn stress_hard_timer_ring_and_raw_lock() -> Result {
+        const LIMIT: u64 = 10_000; // 200 µs period: 2 s of beats.
+        let beat = Arc::pin_init(
+            try_pin_init!(Beat {
+                timer <- HrTimer::new(),
+                total <- crate::new_raw_spinlock_irq!(0),
+                ring: new_kring(256)?,
+                fired: Atomic::new(0),
+                in_hardirq: Atomic::new(0),
+                limit: LIMIT,
+                per_cpu: PerCpu::new(|_| Atomic::new(0))?,
+            }),
+            GFP_KERNEL,
+        )?;
+        let mut drains = KVec::new();
+        for cpu in 0..kernel::cpu::nr_cpu_ids() {
+            if cpu_online(cpu) && drains.is_empty() {
+                let d = Arc::new(
+                    Drain {
+                        beat: beat.clone(),
+                        got: Atomic::new(0),
+                        bad: Atomic::new(0),
+                        last: Atomic::new(0),
+                        contended: Atomic::new(0),
+                    },
+                    GFP_KERNEL,
+                )?;
+                drains.push(RtThread::new_on_cpu(d, cpu, 50, c"rtrs_drain/%u")?, GFP_KERNEL)?;
+            }
+        }
+        let start = Instant::<Monotonic>::now();
+        let handle = beat.clone().start(Delta::from_micros(200));
+        assert!(wait_for(|| beat.fired.load(Relaxed) >= LIMIT) || beat.fired.load(Relaxed) >= LIMIT);
+        // Let the consumer drain what is left.
+        assert!(wait_for(|| beat.ring.is_empty()));
+        drop(handle);
+        let d = drains[0].data().clone();
+        drop(drains);
+        let elapsed = start.elapsed();
+        pr_info!("stress: {} beats in {} ms, {} lock rounds from task context\n",
+            beat.fired.load(Relaxed), elapsed.as_millis(), d.contended.load(Relaxed));
+
+        let c = beat.ring.counters();
+        assert_eq!(beat.fired.load(Relaxed), LIMIT);
+        assert_eq!(beat.in_hardirq.load(Relaxed), LIMIT);
+        assert_eq!(c.produced, LIMIT);
+        assert_eq!(c.produced, c.delivered + c.dropped);
+        assert_eq!(d.got.load(Relaxed), c.delivered);
+        assert_eq!(d.bad.load(Relaxed), 0);
+        let per_cpu: u64 = beat.per_cpu.iter().map(|(_, a)| a.load(Relaxed)).sum();
+        assert_eq!(per_cpu, LIMIT);
+        assert_eq!(*beat.total.lock(), LIMIT + d.contended.load(Relaxed));
+        Ok(())
+    }
+}
