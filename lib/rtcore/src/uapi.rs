@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rtlat user-space ABI: the Rust twin of `include/uapi/linux/rtlat.h`.
+//!
+//! Every structure starts with its `size` and the UAPI `version`, has
+//! explicit-width fields in native byte order and no implicit padding, and is
+//! encoded and decoded field by field here, so that the kernel module and the
+//! tool share one definition and a mismatch is an error, never a
+//! misinterpretation. The layouts are checked against the C header by the
+//! kselftest `uapi_layout` test.
+
+/// Version of this ABI. Structures with another version are refused.
+pub const VERSION: u32 = 1;
+
+/// Number of CPUs the CPU-set bitmaps can name.
+pub const MAX_CPUS: usize = 256;
+/// 64-bit words of a CPU-set bitmap.
+pub const CPU_WORDS: usize = MAX_CPUS / 64;
+
+/// Stage indices.
+pub const STAGE_IRQ: usize = 0;
+/// Kernel thread woken from the timer interrupt.
+pub const STAGE_THREAD: usize = 1;
+/// User thread blocked in the device.
+pub const STAGE_USER: usize = 2;
+/// Response: from the expiry until the user thread came back for the next one.
+pub const STAGE_RESPONSE: usize = 3;
+/// Number of stages.
+pub const NR_STAGES: usize = 4;
+/// Stage names, as the tool prints them.
+pub const STAGE_NAMES: [&str; NR_STAGES] = ["irq", "thread", "user", "response"];
+
+/// Smallest and largest period, in ns.
+pub const PERIOD_MIN_NS: u64 = 50_000;
+/// Largest period (1 s).
+pub const PERIOD_MAX_NS: u64 = 1_000_000_000;
+/// Default period (1000 µs).
+pub const PERIOD_DEFAULT_NS: u64 = 1_000_000;
+/// Default SCHED_FIFO priority of the measuring threads.
+pub const PRIORITY_DEFAULT: u32 = 95;
+/// Default number of records per CPU ring.
+pub const RING_DEFAULT: u32 = 4096;
+/// Largest ring.
+pub const RING_MAX: u32 = 1 << 20;
+
+/// Config flag: call `tracing_off()` when a threshold is exceeded.
+pub const CFG_TRACING_OFF: u32 = 1;
+/// All known config flags.
+pub const CFG_FLAGS: u32 = CFG_TRACING_OFF;
+
+/// Record flag: the stage's latency was not measured.
+pub const REC_NO_USER: u32 = 1 << 0;
+/// Record flag: no response time (first activation of a user waiter).
+pub const REC_NO_RESPONSE: u32 = 1 << 1;
+/// Record flag: the CPU was idle when the timer fired.
+pub const REC_IDLE: u32 = 1 << 2;
+/// Record flag: this activation tripped a threshold.
+pub const REC_THRESHOLD: u32 = 1 << 3;
+
+/// Session states.
+pub const STATE_IDLE: u32 = 0;
+/// Configured, not started.
+pub const STATE_CONFIGURED: u32 = 1;
+/// Sampling.
+pub const STATE_RUNNING: u32 = 2;
+/// Stopped; statistics and records remain readable.
+pub const STATE_STOPPED: u32 = 3;
+
+/// Why a session stopped.
+pub const STOP_NONE: u32 = 0;
+/// `RTLAT_IOC_STOP`.
+pub const STOP_USER: u32 = 1;
+/// A threshold was exceeded.
+pub const STOP_THRESHOLD: u32 = 2;
+
+/// ioctl type byte.
+pub const IOC_MAGIC: u32 = 0xb7;
+
+/// Byte size of [`Config`].
+pub const CONFIG_SIZE: usize = 8 + 8 + 8 * CPU_WORDS + 4 + 4 + 8 * NR_STAGES + 4 + 4;
+/// Byte size of [`Record`].
+pub const RECORD_SIZE: usize = 64;
+/// Byte size of [`Status`].
+pub const STATUS_SIZE: usize = 8 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 8 * CPU_WORDS + 8 * CPU_WORDS + 8 * 4;
+/// Byte size of [`Stats`] (without the buckets, which go to `buckets_ptr`).
+pub const STATS_SIZE: usize = 8 + 4 + 4 + 8 + 4 + 4 + 8 * 10 + 8 * 7;
+
+/// Errors of decoding a structure from user space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UapiError {
+    /// Wrong `size` field or buffer length.
+    Size,
+    /// Wrong `version` field.
+    Version,
+    /// A field is out of range.
+    Invalid,
+}
+
+struct Rd<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Rd<'_> {
+    fn u32(&mut self) -> u32 {
+        let v = u32::from_ne_bytes([self.b[self.at], self.b[self.at + 1], self.b[self.at + 2], self.b[self.at + 3]]);
+        self.at += 4;
+        v
+    }
+    fn u64(&mut self) -> u64 {
+        let lo = self.u32() as u64;
+        let hi = self.u32() as u64;
+        if cfg!(target_endian = "little") {
+            lo | (hi << 32)
+        } else {
+            hi | (lo << 32)
+        }
+    }
+}
+
+struct Wr<'a> {
+    b: &'a mut [u8],
+    at: usize,
+}
+
+impl Wr<'_> {
+    fn u32(&mut self, v: u32) {
+        self.b[self.at..self.at + 4].copy_from_slice(&v.to_ne_bytes());
+        self.at += 4;
+    }
+    fn u64(&mut self, v: u64) {
+        self.b[self.at..self.at + 8].copy_from_slice(&v.to_ne_bytes());
+        self.at += 8;
+    }
+    fn i64(&mut self, v: i64) {
+        self.u64(v as u64)
+    }
+}
+
+/// Checks the `size`/`version` header of an encoded structure of `size` bytes.
+fn header(b: &[u8], size: usize) -> Result<Rd<'_>, UapiError> {
+    if b.len() != size {
+        return Err(UapiError::Size);
+    }
+    let mut r = Rd { b, at: 0 };
+    if r.u32() as usize != size {
+        return Err(UapiError::Size);
+    }
+    if r.u32() != VERSION {
+        return Err(UapiError::Version);
+    }
+    Ok(r)
+}
+
+/// `struct rtlat_config`: what to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Period in ns, [`PERIOD_MIN_NS`]..=[`PERIOD_MAX_NS`].
+    pub period_ns: u64,
+    /// CPUs to measure on; empty means every online CPU.
+    pub cpus: [u64; CPU_WORDS],
+    /// Stages to measure, a bit per stage; irq and thread are always measured.
+    pub stages: u32,
+    /// SCHED_FIFO priority of the measuring kernel threads, 1..=99.
+    pub priority: u32,
+    /// Per stage: stop when a latency exceeds this many ns (0: no threshold).
+    pub threshold_ns: [u64; NR_STAGES],
+    /// `CFG_*` flags.
+    pub flags: u32,
+    /// Records per CPU ring (power of two; 0 for the default).
+    pub ring_records: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            period_ns: PERIOD_DEFAULT_NS,
+            cpus: [0; CPU_WORDS],
+            stages: (1 << STAGE_IRQ) | (1 << STAGE_THREAD),
+            priority: PRIORITY_DEFAULT,
+            threshold_ns: [0; NR_STAGES],
+            flags: 0,
+            ring_records: 0,
+        }
+    }
+}
+
+impl Config {
+    /// Decodes and validates a config (everything but the CPUs' online state).
+    pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
+        let mut r = header(b, CONFIG_SIZE)?;
+        let mut c = Config {
+            period_ns: r.u64(),
+            ..Default::default()
+        };
+        for w in c.cpus.iter_mut() {
+            *w = r.u64();
+        }
+        c.stages = r.u32();
+        c.priority = r.u32();
+        for t in c.threshold_ns.iter_mut() {
+            *t = r.u64();
+        }
+        c.flags = r.u32();
+        c.ring_records = r.u32();
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Checks every field's range.
+    pub fn validate(&self) -> Result<(), UapiError> {
+        let must = (1 << STAGE_IRQ) | (1 << STAGE_THREAD);
+        let known = must | (1 << STAGE_USER);
+        if !(PERIOD_MIN_NS..=PERIOD_MAX_NS).contains(&self.period_ns)
+            || self.stages & must != must
+            || self.stages & !known != 0
+            || !(1..=99).contains(&self.priority)
+            || self.flags & !CFG_FLAGS != 0
+            || (self.ring_records != 0 && (!self.ring_records.is_power_of_two() || self.ring_records > RING_MAX))
+        {
+            return Err(UapiError::Invalid);
+        }
+        Ok(())
+    }
+
+    /// Encodes into `b` ([`CONFIG_SIZE`] bytes).
+    pub fn encode(&self, b: &mut [u8; CONFIG_SIZE]) {
+        let mut w = Wr { b, at: 0 };
+        w.u32(CONFIG_SIZE as u32);
+        w.u32(VERSION);
+        w.u64(self.period_ns);
+        for &c in self.cpus.iter() {
+            w.u64(c);
+        }
+        w.u32(self.stages);
+        w.u32(self.priority);
+        for &t in self.threshold_ns.iter() {
+            w.u64(t);
+        }
+        w.u32(self.flags);
+        w.u32(self.ring_records);
+    }
+
+    /// True if CPU `cpu` is in the set (an empty set means all).
+    pub fn has_cpu(&self, cpu: usize) -> bool {
+        if self.cpus.iter().all(|&w| w == 0) {
+            return true;
+        }
+        cpu < MAX_CPUS && self.cpus[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    /// True if the user stage is enabled.
+    pub fn user_stage(&self) -> bool {
+        self.stages & (1 << STAGE_USER) != 0
+    }
+}
+
+/// `struct rtlat_record`: one timer activation, every stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// CPU of the activation.
+    pub cpu: u32,
+    /// Sequence number, strictly increasing per CPU and session.
+    pub seq: u64,
+    /// Expected expiry, CLOCK_MONOTONIC ns.
+    pub expected_ns: u64,
+    /// Latency of each stage in ns against the expected expiry; -1 when not measured.
+    pub lat_ns: [i64; NR_STAGES],
+    /// Periods skipped before this activation because the previous one ran late.
+    pub missed: u32,
+    /// `REC_*` flags.
+    pub flags: u32,
+}
+
+impl Record {
+    /// Encodes into `b` ([`RECORD_SIZE`] bytes).
+    pub fn encode(&self, b: &mut [u8; RECORD_SIZE]) {
+        let mut w = Wr { b, at: 0 };
+        // A record's header is shorter: u16 version, u16 size.
+        w.u32((VERSION & 0xffff) | ((RECORD_SIZE as u32) << 16));
+        w.u32(self.cpu);
+        w.u64(self.seq);
+        w.u64(self.expected_ns);
+        for &l in self.lat_ns.iter() {
+            w.i64(l);
+        }
+        w.u32(self.missed);
+        w.u32(self.flags);
+    }
+
+    /// Decodes a record.
+    pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
+        if b.len() != RECORD_SIZE {
+            return Err(UapiError::Size);
+        }
+        let mut r = Rd { b, at: 0 };
+        let h = r.u32();
+        if (h >> 16) as usize != RECORD_SIZE {
+            return Err(UapiError::Size);
+        }
+        if h & 0xffff != VERSION {
+            return Err(UapiError::Version);
+        }
+        let mut rec = Record {
+            cpu: r.u32(),
+            seq: r.u64(),
+            expected_ns: r.u64(),
+            ..Default::default()
+        };
+        for l in rec.lat_ns.iter_mut() {
+            *l = r.u64() as i64;
+        }
+        rec.missed = r.u32();
+        rec.flags = r.u32();
+        Ok(rec)
+    }
+}
+
+/// `struct rtlat_status`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    /// `STATE_*`.
+    pub state: u32,
+    /// `STOP_*`.
+    pub stop_reason: u32,
+    /// For a threshold stop: the CPU, stage, value and sequence that tripped it.
+    pub trip_cpu: u32,
+    /// Stage index of the trip.
+    pub trip_stage: u32,
+    /// Latency that tripped, ns.
+    pub trip_value_ns: u64,
+    /// Sequence number of the activation that tripped.
+    pub trip_seq: u64,
+    /// When sampling started, CLOCK_MONOTONIC ns (0 if never).
+    pub started_ns: u64,
+    /// CPUs sampling in this session.
+    pub cpus: [u64; CPU_WORDS],
+    /// CPUs of the session that went offline (sampling there stopped).
+    pub offline: [u64; CPU_WORDS],
+    /// Totals over all CPUs: records produced, delivered to readers, dropped,
+    /// and missed periods.
+    pub produced: u64,
+    /// Records delivered by `read()`.
+    pub delivered: u64,
+    /// Records dropped because a ring was full.
+    pub dropped: u64,
+    /// Missed periods.
+    pub missed: u64,
+}
+
+impl Status {
+    /// Encodes into `b`.
+    pub fn encode(&self, b: &mut [u8; STATUS_SIZE]) {
+        let mut w = Wr { b, at: 0 };
+        w.u32(STATUS_SIZE as u32);
+        w.u32(VERSION);
+        w.u32(self.state);
+        w.u32(self.stop_reason);
+        w.u32(self.trip_cpu);
+        w.u32(self.trip_stage);
+        w.u64(self.trip_value_ns);
+        w.u64(self.trip_seq);
+        w.u64(self.started_ns);
+        for &c in self.cpus.iter() {
+            w.u64(c);
+        }
+        for &c in self.offline.iter() {
+            w.u64(c);
+        }
+        w.u64(self.produced);
+        w.u64(self.delivered);
+        w.u64(self.dropped);
+        w.u64(self.missed);
+    }
+
+    /// Decodes a status.
+    pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
+        let mut r = header(b, STATUS_SIZE)?;
+        let mut s = Status {
+            state: r.u32(),
+            stop_reason: r.u32(),
+            trip_cpu: r.u32(),
+            trip_stage: r.u32(),
+            trip_value_ns: r.u64(),
+            trip_seq: r.u64(),
+            started_ns: r.u64(),
+            ..Default::default()
+        };
+        for c in s.cpus.iter_mut() {
+            *c = r.u64();
+        }
+        for c in s.offline.iter_mut() {
+            *c = r.u64();
+        }
+        s.produced = r.u64();
+        s.delivered = r.u64();
+        s.dropped = r.u64();
+        s.missed = r.u64();
+        Ok(s)
+    }
+}
+
+/// `struct rtlat_stats`: request (cpu, stage, bucket buffer) and answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// In: the CPU.
+    pub cpu: u32,
+    /// In: the stage index.
+    pub stage: u32,
+    /// In: user address of a `u64` array for the histogram, or 0.
+    pub buckets_ptr: u64,
+    /// In: capacity of that array; out: number of buckets written.
+    pub nr_buckets: u32,
+    /// Out: the histogram layout version (`hist::SUB_BITS` and `hist::OCTAVES`).
+    pub hist_layout: u32,
+    /// Out: samples.
+    pub count: u64,
+    /// Out: smallest sample, ns.
+    pub min: u64,
+    /// Out: largest sample, ns.
+    pub max: u64,
+    /// Out: sum of the samples, ns.
+    pub sum: u64,
+    /// Out: sequence number of the maximum.
+    pub max_seq: u64,
+    /// Out: expected expiry (CLOCK_MONOTONIC ns) of the maximum's activation.
+    pub max_time: u64,
+    /// Out: missed periods on this CPU.
+    pub missed: u64,
+    /// Out: records produced on this CPU.
+    pub produced: u64,
+    /// Out: records delivered to readers.
+    pub delivered: u64,
+    /// Out: records dropped.
+    pub dropped: u64,
+    /// Out: p50 ... p99.9999 (`hist::PERCENTILES_PPM`), ns; 0 when empty.
+    pub percentiles: [u64; 7],
+}
+
+impl Stats {
+    /// Decodes a request (only the input fields are read).
+    pub fn decode_request(b: &[u8]) -> Result<Self, UapiError> {
+        let mut r = header(b, STATS_SIZE)?;
+        let s = Stats {
+            cpu: r.u32(),
+            stage: r.u32(),
+            buckets_ptr: r.u64(),
+            nr_buckets: r.u32(),
+            ..Default::default()
+        };
+        if s.stage as usize >= NR_STAGES || s.cpu as usize >= MAX_CPUS {
+            return Err(UapiError::Invalid);
+        }
+        Ok(s)
+    }
+
+    /// Decodes an answer.
+    pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
+        let mut r = header(b, STATS_SIZE)?;
+        let mut s = Stats {
+            cpu: r.u32(),
+            stage: r.u32(),
+            buckets_ptr: r.u64(),
+            nr_buckets: r.u32(),
+            hist_layout: r.u32(),
+            ..Default::default()
+        };
+        for v in [&mut s.count, &mut s.min, &mut s.max, &mut s.sum, &mut s.max_seq, &mut s.max_time, &mut s.missed, &mut s.produced, &mut s.delivered, &mut s.dropped] {
+            *v = r.u64();
+        }
+        for p in s.percentiles.iter_mut() {
+            *p = r.u64();
+        }
+        Ok(s)
+    }
+
+    /// Encodes into `b`.
+    pub fn encode(&self, b: &mut [u8; STATS_SIZE]) {
+        let mut w = Wr { b, at: 0 };
+        w.u32(STATS_SIZE as u32);
+        w.u32(VERSION);
+        w.u32(self.cpu);
+        w.u32(self.stage);
+        w.u64(self.buckets_ptr);
+        w.u32(self.nr_buckets);
+        w.u32(self.hist_layout);
+        for v in [self.count, self.min, self.max, self.sum, self.max_seq, self.max_time, self.missed, self.produced, self.delivered, self.dropped] {
+            w.u64(v);
+        }
+        for &p in self.percentiles.iter() {
+            w.u64(p);
+        }
+    }
+}
+
+/// The histogram layout identifier reported in [`Stats::hist_layout`].
+pub const HIST_LAYOUT: u32 = (crate::hist::SUB_BITS << 8) | crate::hist::OCTAVES;
+
+/// ioctl command numbers (Linux generic `_IOC` encoding, as on x86_64, arm64
+/// and riscv64).
+pub mod ioc {
+    use super::*;
+
+    const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
+        (dir << 30) | ((size as u32) << 16) | (IOC_MAGIC << 8) | nr
+    }
+    const W: u32 = 1;
+    const R: u32 = 2;
+
+    /// `_IOW(0xb7, 1, struct rtlat_config)`: configure a session.
+    pub const CONFIG: u32 = ioc(W, 1, CONFIG_SIZE);
+    /// `_IO(0xb7, 2)`: start sampling.
+    pub const START: u32 = ioc(0, 2, 0);
+    /// `_IO(0xb7, 3)`: stop sampling.
+    pub const STOP: u32 = ioc(0, 3, 0);
+    /// `_IOR(0xb7, 4, struct rtlat_status)`.
+    pub const STATUS: u32 = ioc(R, 4, STATUS_SIZE);
+    /// `_IOWR(0xb7, 5, struct rtlat_stats)`.
+    pub const STATS: u32 = ioc(R | W, 5, STATS_SIZE);
+    /// `_IO(0xb7, 6)`: reset statistics, keep sampling.
+    pub const RESET: u32 = ioc(0, 6, 0);
+    /// `_IOR(0xb7, 7, struct rtlat_record)`: block as the user stage of this
+    /// CPU until the next activation; returns its record.
+    pub const USER_WAIT: u32 = ioc(R, 7, RECORD_SIZE);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_what_the_header_says() {
+        assert_eq!(CONFIG_SIZE, 96);
+        assert_eq!(RECORD_SIZE, 64);
+        assert_eq!(STATUS_SIZE, 144);
+        assert_eq!(STATS_SIZE, 168);
+        assert_eq!(ioc::START, 0xb702);
+        assert_eq!(ioc::CONFIG, 0x4060_b701);
+    }
+
+    #[test]
+    fn config_round_trip_and_validation() {
+        let mut c = Config::default();
+        c.cpus[0] = 0b101;
+        c.threshold_ns[STAGE_THREAD] = 50_000;
+        let mut b = [0u8; CONFIG_SIZE];
+        c.encode(&mut b);
+        assert_eq!(Config::decode(&b), Ok(c));
+        assert!(c.has_cpu(0) && !c.has_cpu(1) && c.has_cpu(2));
+        assert_eq!(Config::decode(&b[..CONFIG_SIZE - 1]), Err(UapiError::Size));
+        let mut bad = b;
+        bad[4] = 9;
+        assert_eq!(Config::decode(&bad), Err(UapiError::Version));
+        for f in [
+            |c: &mut Config| c.period_ns = PERIOD_MIN_NS - 1,
+            |c: &mut Config| c.period_ns = PERIOD_MAX_NS + 1,
+            |c: &mut Config| c.priority = 0,
+            |c: &mut Config| c.priority = 100,
+            |c: &mut Config| c.stages = 1 << STAGE_USER,
+            |c: &mut Config| c.stages |= 1 << 7,
+            |c: &mut Config| c.flags = 1 << 9,
+            |c: &mut Config| c.ring_records = 1000,
+        ] {
+            let mut x = Config::default();
+            f(&mut x);
+            x.encode(&mut b);
+            assert_eq!(Config::decode(&b), Err(UapiError::Invalid), "{x:?}");
+        }
+    }
+
+    #[test]
+    fn record_status_stats_round_trip() {
+        let r = Record { cpu: 3, seq: 42, expected_ns: 1 << 40, lat_ns: [1, 2, -1, -1], missed: 2, flags: REC_NO_USER };
+        let mut b = [0u8; RECORD_SIZE];
+        r.encode(&mut b);
+        assert_eq!(Record::decode(&b), Ok(r));
+        let s = Status { state: STATE_RUNNING, produced: 9, delivered: 7, dropped: 2, ..Default::default() };
+        let mut b = [0u8; STATUS_SIZE];
+        s.encode(&mut b);
+        assert_eq!(Status::decode(&b), Ok(s));
+        let st = Stats { cpu: 1, stage: 2, count: 5, percentiles: [1, 2, 3, 4, 5, 6, 7], ..Default::default() };
+        let mut b = [0u8; STATS_SIZE];
+        st.encode(&mut b);
+        assert_eq!(Stats::decode(&b), Ok(st));
+        assert_eq!(Stats::decode_request(&b).map(|s| (s.cpu, s.stage)), Ok((1, 2)));
+    }
+}
