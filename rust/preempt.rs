@@ -149,3 +149,40 @@ pub(crate) fn cpu_possible(cpu: u32) -> bool {
     // SAFETY: The shim checks `cpu` against `nr_cpu_ids`.
     unsafe { ffi::rtrs_cpu_possible(cpu) }
 }
+
+/// CLOCK_MONOTONIC now, in ns (`ktime_get_ns`); callable in any context.
+#[inline]
+pub(crate) fn ktime_ns() -> i64 {
+    // SAFETY: No precondition.
+    unsafe { ffi::rtrs_ktime_get_ns() }
+}
+
+/// True if the current task is the idle task (an interrupt taken while idle).
+#[inline]
+pub(crate) fn current_is_idle() -> bool {
+    // SAFETY: Reads `current`; no precondition.
+    unsafe { ffi::rtrs_current_is_idle() }
+}
+
+/// The CPU the current task's affinity is restricted to, if exactly one.
+#[inline]
+pub(crate) fn current_pinned_cpu() -> Option<u32> {
+    // SAFETY: Reads the current task's affinity; no precondition.
+    let cpu = unsafe { ffi::rtrs_current_pinned_cpu() };
+    u32::try_from(cpu).ok()
+}
+
+/// True if the caller may run RT measurements (`CAP_SYS_NICE` and `CAP_SYS_ADMIN`).
+#[inline]
+pub(crate) fn capable_rt() -> bool {
+    // SAFETY: Checks the current credentials; no precondition.
+    unsafe { ffi::rtrs_capable_rt() }
+}
+
+/// Writes `s` as a marker into the ftrace buffer (`trace_puts`).
+#[inline]
+pub(crate) fn trace_marker(s: &'static kernel::str::CStr) {
+    use kernel::str::CStrExt as _;
+    // SAFETY: `s` is a NUL-terminated static string.
+    unsafe { ffi::rtrs_trace_puts(s.as_char_ptr()) }
+}

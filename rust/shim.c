@@ -9,6 +9,7 @@
  * one-line wrapper that includes it (Kbuild does not let two modules share an
  * object file).
  */
+#include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/interrupt.h>
 #include <linux/kthread.h>
@@ -200,4 +201,36 @@ struct rtrs_irqsave_try rtrs_raw_spin_lock_irqsave_try(raw_spinlock_t *lock)
 
 	r.taken = raw_spin_trylock_irqsave(lock, r.flags);
 	return r;
+}
+
+/* is_idle_task(current): the CPU was idle when the interrupt came. */
+bool rtrs_current_is_idle(void)
+{
+	return is_idle_task(current);
+}
+
+/* ktime_get() in ns (CLOCK_MONOTONIC). */
+s64 rtrs_ktime_get_ns(void)
+{
+	return ktime_get_ns();
+}
+
+/* trace_puts(): a marker in the ftrace buffer. */
+void rtrs_trace_puts(const char *s)
+{
+	__trace_puts(_THIS_IP_, s);
+}
+
+/* The CPU the current task is pinned to (affinity of exactly one CPU), or -1. */
+int rtrs_current_pinned_cpu(void)
+{
+	if (current->nr_cpus_allowed != 1)
+		return -1;
+	return cpumask_first(current->cpus_ptr);
+}
+
+/* capable(CAP_SYS_NICE): may run measurement threads at RT priority. */
+bool rtrs_capable_rt(void)
+{
+	return capable(CAP_SYS_NICE) && capable(CAP_SYS_ADMIN);
 }

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * rtlat: wake-up latency measurement device (/dev/rtlat).
+ *
+ * Every structure starts with its size and RTLAT_VERSION; fields have
+ * explicit widths and native byte order, and there is no implicit padding.
+ * The Rust twin is lib/rtcore/src/uapi.rs. See Documentation/rtlat.rst.
+ */
+#ifndef _UAPI_LINUX_RTLAT_H
+#define _UAPI_LINUX_RTLAT_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define RTLAT_VERSION		1
+#define RTLAT_MAX_CPUS		256
+#define RTLAT_CPU_WORDS		(RTLAT_MAX_CPUS / 64)
+
+enum rtlat_stage {
+	RTLAT_STAGE_IRQ = 0,		/* timer hard-IRQ entry */
+	RTLAT_STAGE_THREAD = 1,		/* SCHED_FIFO kernel thread running */
+	RTLAT_STAGE_USER = 2,		/* user thread returning from USER_WAIT */
+	RTLAT_STAGE_RESPONSE = 3,	/* user thread back for the next one */
+	RTLAT_NR_STAGES = 4,
+};
+
+#define RTLAT_PERIOD_MIN_NS	50000ULL
+#define RTLAT_PERIOD_MAX_NS	1000000000ULL
+#define RTLAT_PERIOD_DEFAULT_NS	1000000ULL
+#define RTLAT_PRIORITY_DEFAULT	95
+#define RTLAT_RING_DEFAULT	4096
+#define RTLAT_RING_MAX		(1U << 20)
+
+#define RTLAT_CFG_TRACING_OFF	(1U << 0)	/* tracing_off() on threshold */
+
+struct rtlat_config {
+	__u32 size;			/* sizeof(struct rtlat_config) */
+	__u32 version;			/* RTLAT_VERSION */
+	__u64 period_ns;		/* RTLAT_PERIOD_MIN_NS..MAX_NS */
+	__u64 cpus[RTLAT_CPU_WORDS];	/* CPU bitmap; all zero: every online CPU */
+	__u32 stages;			/* 1 << RTLAT_STAGE_*; IRQ and THREAD required */
+	__u32 priority;			/* SCHED_FIFO 1..99 of the kernel threads */
+	__u64 threshold_ns[RTLAT_NR_STAGES];	/* stop when exceeded; 0: none */
+	__u32 flags;			/* RTLAT_CFG_* */
+	__u32 ring_records;		/* per-CPU ring, power of two; 0: default */
+};
+
+#define RTLAT_REC_NO_USER	(1U << 0)	/* user stage not measured */
+#define RTLAT_REC_NO_RESPONSE	(1U << 1)	/* no response time */
+#define RTLAT_REC_IDLE		(1U << 2)	/* CPU was idle at the IRQ */
+#define RTLAT_REC_THRESHOLD	(1U << 3)	/* this activation tripped */
+
+/* One timer activation; read() returns whole records. */
+struct rtlat_record {
+	__u16 version;			/* RTLAT_VERSION */
+	__u16 size;			/* sizeof(struct rtlat_record) == 64 */
+	__u32 cpu;
+	__u64 seq;			/* strictly increasing per CPU */
+	__u64 expected_ns;		/* expected expiry, CLOCK_MONOTONIC */
+	__s64 lat_ns[RTLAT_NR_STAGES];	/* against expected_ns; -1: not measured */
+	__u32 missed;			/* periods skipped before this one */
+	__u32 flags;			/* RTLAT_REC_* */
+};
+
+enum rtlat_state {
+	RTLAT_STATE_IDLE = 0,
+	RTLAT_STATE_CONFIGURED = 1,
+	RTLAT_STATE_RUNNING = 2,
+	RTLAT_STATE_STOPPED = 3,
+};
+
+enum rtlat_stop_reason {
+	RTLAT_STOP_NONE = 0,
+	RTLAT_STOP_USER = 1,
+	RTLAT_STOP_THRESHOLD = 2,
+};
+
+struct rtlat_status {
+	__u32 size;
+	__u32 version;
+	__u32 state;			/* enum rtlat_state */
+	__u32 stop_reason;		/* enum rtlat_stop_reason */
+	__u32 trip_cpu;			/* threshold stop: where and what */
+	__u32 trip_stage;
+	__u64 trip_value_ns;
+	__u64 trip_seq;
+	__u64 started_ns;		/* CLOCK_MONOTONIC */
+	__u64 cpus[RTLAT_CPU_WORDS];	/* CPUs of the session */
+	__u64 offline[RTLAT_CPU_WORDS];	/* of those, gone offline */
+	__u64 produced;			/* produced == delivered + dropped + queued */
+	__u64 delivered;
+	__u64 dropped;
+	__u64 missed;
+};
+
+/* Histogram layout: see lib/rtcore/src/hist.rs (log-linear, 64 per octave). */
+#define RTLAT_HIST_SUB_BITS	6
+#define RTLAT_HIST_OCTAVES	28
+#define RTLAT_HIST_BUCKETS	(64 + RTLAT_HIST_OCTAVES * 64 + 1)
+#define RTLAT_HIST_LAYOUT	((RTLAT_HIST_SUB_BITS << 8) | RTLAT_HIST_OCTAVES)
+
+struct rtlat_stats {
+	__u32 size;
+	__u32 version;
+	__u32 cpu;			/* in */
+	__u32 stage;			/* in: enum rtlat_stage */
+	__u64 buckets_ptr;		/* in: __u64[nr_buckets] or 0 */
+	__u32 nr_buckets;		/* in: capacity; out: written */
+	__u32 hist_layout;		/* out: RTLAT_HIST_LAYOUT */
+	__u64 count, min, max, sum;	/* out, ns */
+	__u64 max_seq, max_time;	/* out: activation of the max */
+	__u64 missed, produced, delivered, dropped;	/* out, this CPU */
+	__u64 percentiles[7];		/* out: p50 p90 p99 p99.9 p99.99 p99.999 p99.9999 */
+};
+
+#define RTLAT_IOC_MAGIC		0xb7
+#define RTLAT_IOC_CONFIG	_IOW(RTLAT_IOC_MAGIC, 1, struct rtlat_config)
+#define RTLAT_IOC_START		_IO(RTLAT_IOC_MAGIC, 2)
+#define RTLAT_IOC_STOP		_IO(RTLAT_IOC_MAGIC, 3)
+#define RTLAT_IOC_STATUS	_IOR(RTLAT_IOC_MAGIC, 4, struct rtlat_status)
+#define RTLAT_IOC_STATS		_IOWR(RTLAT_IOC_MAGIC, 5, struct rtlat_stats)
+#define RTLAT_IOC_RESET		_IO(RTLAT_IOC_MAGIC, 6)
+#define RTLAT_IOC_USER_WAIT	_IOR(RTLAT_IOC_MAGIC, 7, struct rtlat_record)
+
+#endif /* _UAPI_LINUX_RTLAT_H */

@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A measurement session: per-CPU hard-IRQ timers, RT kernel threads, user
+//! waiters, rings and statistics.
+//!
+//! # One activation on one CPU
+//!
+//! 1. The owner of the CPU's timer (its kernel thread, or the user waiter
+//!    when the user stage is on) arms it at the next expected expiry, in
+//!    absolute, pinned, hard mode on CLOCK_MONOTONIC. Periods that already
+//!    passed are skipped and **counted** (`missed`).
+//! 2. Hard IRQ ([`CpuState::run`]): notes `now - expected` (irq stage) and
+//!    whether the CPU was idle, wakes the kernel thread. Nothing else: no
+//!    lock but atomics, no allocation, no print.
+//! 3. Kernel thread, SCHED_FIFO: notes `now - expected` (thread stage). Without
+//!    the user stage it completes the record and arms the next period; with
+//!    it, it wakes the user waiter.
+//! 4. User waiter (`RTLAT_IOC_USER_WAIT`, a thread pinned to the CPU): notes
+//!    `now - expected` just before returning to user space (user stage) and
+//!    returns the record. When it comes back, `now - expected` of the previous
+//!    activation is its response time; that completes the previous record,
+//!    and it arms the next period.
+//!
+//! Completed records go to the CPU's ring (for `read()`) and its statistics;
+//! both happen in task context. A reader that lags loses records, counted:
+//! `produced == delivered + dropped + queued`.
+
+use kernel::{
+    bindings,
+    c_str,
+    new_condvar,
+    new_mutex,
+    prelude::*,
+    sync::{
+        aref::ARef,
+        atomic::{
+            Acquire,
+            Atomic,
+            Full,
+            Relaxed,
+            Release, //
+        },
+        barrier::smp_mb,
+        Arc,
+        ArcBorrow,
+        CondVar,
+        Mutex, //
+    },
+    task::Task,
+    time::{
+        hrtimer::{
+            AbsolutePinnedHardMode,
+            HasHrTimer,
+            HrTimer,
+            HrTimerCallbackContext,
+            HrTimerMode,
+            HrTimerRestart, //
+        },
+        Monotonic, //
+    },
+};
+
+use crate::{
+    hist,
+    uapi::{
+        self,
+        Config,
+        Record,
+        Status, //
+    },
+    rtrs::{
+        context::{
+            HardIrq,
+            HardTimerCallback, //
+        },
+        kthread::{
+            RtThread,
+            RtThreadFn,
+            ThreadContext, //
+        },
+        preempt::{
+            self,
+            ktime_ns, //
+        },
+        raw_spinlock::RawSpinLock,
+        ring::{
+            new_kring,
+            KRing, //
+        },
+    },
+};
+
+/// Statistics of one stage on one CPU: summary under a raw lock (a few words),
+/// histogram buckets as atomics (single writer, lock-free readers).
+pub(crate) struct StageStats {
+    summary: Pin<KBox<RawSpinLock<hist::Summary>>>,
+    buckets: KVec<Atomic<u64>>,
+}
+
+impl StageStats {
+    fn new() -> Result<Self> {
+        let mut buckets = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
+        for _ in 0..hist::BUCKETS {
+            buckets.push(Atomic::new(0), GFP_KERNEL)?;
+        }
+        Ok(Self {
+            summary: KBox::pin_init(crate::new_raw_spinlock!(hist::Summary::new()), GFP_KERNEL)?,
+            buckets,
+        })
+    }
+
+    fn add(&self, v: u64, seq: u64, time: u64) {
+        self.buckets[hist::bucket_of(v)].fetch_add(1, Relaxed);
+        self.summary.lock().add(v, seq, time);
+    }
+
+    fn reset(&self) {
+        *self.summary.lock() = hist::Summary::new();
+        for b in self.buckets.iter() {
+            b.store(0, Relaxed);
+        }
+    }
+
+    /// Copy of the summary.
+    pub(crate) fn summary(&self) -> hist::Summary {
+        *self.summary.lock()
+    }
+
+    /// Copy of the buckets.
+    pub(crate) fn buckets(&self) -> Result<KVec<u64>> {
+        let mut v = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
+        for b in self.buckets.iter() {
+            v.push(b.load(Relaxed), GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
+}
+
+/// Per-CPU state of a session.
+#[pin_data(PinnedDrop)]
+pub(crate) struct CpuState {
+    #[pin]
+    timer: HrTimer<Self>,
+    pub(crate) cpu: u32,
+    period: i64,
+    user_stage: bool,
+    /// Expected expiry of the armed activation (ns).
+    expected: Atomic<i64>,
+    /// Periods skipped when it was armed.
+    pending_missed: Atomic<u32>,
+    /// Sequence number of the armed activation.
+    seq: Atomic<u64>,
+    /// Bumped by the hard IRQ: the activation `irq_seq` fired.
+    irq_seq: Atomic<u64>,
+    irq_lat: Atomic<i64>,
+    irq_idle: Atomic<bool>,
+    /// The kernel thread's task, for the hard IRQ to wake; `task_ref` keeps
+    /// it alive while this state lives.
+    task: Atomic<usize>,
+    #[pin]
+    task_ref: Mutex<Option<ARef<Task>>>,
+    /// Thread stage handed to the user waiter: activation and latency.
+    thread_seq: Atomic<u64>,
+    thread_lat: Atomic<i64>,
+    /// The user waiter: one at a time.
+    user_busy: Atomic<bool>,
+    #[pin]
+    user_lock: Mutex<UserSide>,
+    #[pin]
+    user_cv: CondVar,
+    pub(crate) ring: KRing<Record>,
+    pub(crate) stats: KVec<StageStats>,
+    pub(crate) missed: Atomic<u64>,
+    /// Stop sampling (set by stop and by a threshold trip).
+    stopping: Atomic<bool>,
+}
+
+/// What only the user waiter touches: the record waiting for its response time.
+struct UserSide {
+    pending: Option<Record>,
+}
+
+#[pinned_drop]
+impl PinnedDrop for CpuState {
+    fn drop(self: Pin<&mut Self>) {
+        // The timer holds no reference: make sure it is not armed before the
+        // memory goes (and before `task_ref` releases the task).
+        self.cancel();
+    }
+}
+
+impl HardTimerCallback for CpuState {
+    type Pointer<'a> = Arc<Self>;
+
+    fn run(this: ArcBorrow<'_, Self>, _ctx: HrTimerCallbackContext<'_, Self>, _irq: &HardIrq<'_>) -> HrTimerRestart {
+        let now = ktime_ns();
+        this.irq_lat.store(now - this.expected.load(Relaxed), Relaxed);
+        this.irq_idle.store(preempt::current_is_idle(), Relaxed);
+        this.irq_seq.store(this.seq.load(Relaxed), Release);
+        let task = this.task.load(Acquire);
+        if task != 0 {
+            // SAFETY: `task` is the kernel thread of this CPU, alive until
+            // the session stops, which cancels this timer first.
+            unsafe { bindings::wake_up_process(task as *mut bindings::task_struct) };
+        }
+        HrTimerRestart::NoRestart
+    }
+}
+
+crate::hard_timer! {
+    impl for CpuState { mode: AbsolutePinnedHardMode<Monotonic>, field: self.timer }
+}
+
+impl CpuState {
+    fn new(cpu: u32, config: &Config) -> Result<Pin<Arc<Self>>> {
+        let ring_records = if config.ring_records == 0 { uapi::RING_DEFAULT } else { config.ring_records };
+        let mut stats = KVec::with_capacity(uapi::NR_STAGES, GFP_KERNEL)?;
+        for _ in 0..uapi::NR_STAGES {
+            stats.push(StageStats::new()?, GFP_KERNEL)?;
+        }
+        let s = Arc::pin_init(
+            try_pin_init!(Self {
+                timer <- HrTimer::new(),
+                cpu,
+                period: config.period_ns as i64,
+                user_stage: config.user_stage(),
+                expected: Atomic::new(0),
+                pending_missed: Atomic::new(0),
+                seq: Atomic::new(0),
+                irq_seq: Atomic::new(0),
+                irq_lat: Atomic::new(0),
+                irq_idle: Atomic::new(false),
+                task: Atomic::new(0),
+                task_ref <- new_mutex!(None),
+                thread_seq: Atomic::new(0),
+                thread_lat: Atomic::new(0),
+                user_busy: Atomic::new(false),
+                user_lock <- new_mutex!(UserSide { pending: None }),
+                user_cv <- new_condvar!(),
+                ring: new_kring(ring_records as usize)?,
+                stats,
+                missed: Atomic::new(0),
+                stopping: Atomic::new(false),
+            }),
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `Arc::pin_init` gives a pinned `Arc`; we never move out of it.
+        Ok(unsafe { Pin::new_unchecked(s) })
+    }
+
+    /// Arms the next activation; must run on this CPU (pinned timer).
+    fn arm_next(&self) {
+        let now = ktime_ns();
+        let mut next = self.expected.load(Relaxed);
+        next = if next == 0 { now + self.period } else { next + self.period };
+        let mut missed = 0u32;
+        if next <= now {
+            let k = (now - next) / self.period + 1;
+            next += k * self.period;
+            missed = k as u32;
+        }
+        self.expected.store(next, Relaxed);
+        self.pending_missed.store(missed, Relaxed);
+        self.seq.fetch_add(1, Relaxed);
+        // SAFETY: `self` is alive and pinned; its drop cancels the timer.
+        unsafe {
+            bindings::hrtimer_start_range_ns(
+                Self::c_timer_ptr(self).cast_mut(),
+                next,
+                0,
+                <AbsolutePinnedHardMode<Monotonic> as HrTimerMode>::C_MODE,
+            )
+        };
+        // `stop` sets `stopping` and then cancels: either it cancels this
+        // timer, or we see the flag here and cancel it ourselves.
+        smp_mb(Full);
+        if self.stopping.load(Relaxed) {
+            self.cancel();
+        }
+    }
+
+    fn cancel(&self) {
+        // SAFETY: The timer was initialised by `HrTimer::new`; cancelling a
+        // timer that is not armed does nothing, and waits for a running
+        // callback to finish.
+        unsafe { bindings::hrtimer_cancel(Self::c_timer_ptr(self).cast_mut()) };
+    }
+
+    /// A record with the irq stage of the activation that just fired.
+    fn fired_record(&self, seq: u64) -> Record {
+        let mut rec = Record {
+            cpu: self.cpu,
+            seq,
+            expected_ns: self.expected.load(Relaxed) as u64,
+            lat_ns: [-1; uapi::NR_STAGES],
+            missed: self.pending_missed.load(Relaxed),
+            flags: 0,
+        };
+        rec.lat_ns[uapi::STAGE_IRQ] = self.irq_lat.load(Relaxed);
+        if self.irq_idle.load(Relaxed) {
+            rec.flags |= uapi::REC_IDLE;
+        }
+        rec
+    }
+}
+
+/// Why a threshold tripped.
+#[derive(Clone, Copy, Default)]
+struct Trip {
+    cpu: u32,
+    stage: u32,
+    value: u64,
+    seq: u64,
+}
+
+/// A configured session, owned by the file that configured it.
+#[pin_data]
+pub(crate) struct Session {
+    pub(crate) config: Config,
+    pub(crate) cpus: KVec<Pin<Arc<CpuState>>>,
+    state: Atomic<u32>,
+    stop_reason: Atomic<u32>,
+    #[pin]
+    trip: RawSpinLock<Trip>,
+    started_ns: Atomic<i64>,
+    #[pin]
+    threads: Mutex<KVec<RtThread<Worker>>>,
+    /// Readers wait here for records; `gen` counts notifications.
+    #[pin]
+    readers: Mutex<u64>,
+    #[pin]
+    readable: CondVar,
+    /// Serialises `read()` callers (the rings have a single consumer).
+    #[pin]
+    pub(crate) read_lock: Mutex<()>,
+}
+
+/// Data of one CPU's kernel thread.
+pub(crate) struct Worker {
+    session: Arc<Session>,
+    cpu: Pin<Arc<CpuState>>,
+}
+
+impl RtThreadFn for Worker {
+    fn run(this: &Self, ctx: &ThreadContext<'_>) {
+        let cpu = &this.cpu;
+        // A counted reference, dropped with the CPU state after its timer is
+        // cancelled, so the hard IRQ never wakes a freed task.
+        let task: ARef<Task> = ARef::from(&**kernel::current!());
+        cpu.task.store(Task::current_raw() as usize, Release);
+        *cpu.task_ref.lock() = Some(task);
+        if !cpu.user_stage {
+            cpu.arm_next();
+        }
+        let mut handled = 0u64;
+        loop {
+            let fired = ctx.wait_until(|| cpu.irq_seq.load(Acquire) != handled || cpu.stopping.load(Relaxed));
+            if !fired || cpu.stopping.load(Relaxed) {
+                break;
+            }
+            let now = ktime_ns();
+            handled = cpu.irq_seq.load(Acquire);
+            let thread_lat = now - cpu.expected.load(Relaxed);
+            if cpu.user_stage {
+                cpu.thread_lat.store(thread_lat, Relaxed);
+                let _g = cpu.user_lock.lock();
+                cpu.thread_seq.store(handled, Release);
+                cpu.user_cv.notify_all();
+            } else {
+                let mut rec = cpu.fired_record(handled);
+                rec.lat_ns[uapi::STAGE_THREAD] = thread_lat;
+                rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
+                this.session.complete(cpu, rec);
+                if !cpu.stopping.load(Relaxed) {
+                    cpu.arm_next();
+                }
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Allocates everything the session needs; nothing is allocated later.
+    pub(crate) fn new(config: Config) -> Result<Arc<Self>> {
+        let mut cpus = KVec::new();
+        for cpu in 0..kernel::cpu::nr_cpu_ids().min(uapi::MAX_CPUS as u32) {
+            if config.has_cpu(cpu as usize) {
+                if !preempt::cpu_online(cpu) {
+                    return Err(EINVAL);
+                }
+                cpus.push(CpuState::new(cpu, &config)?, GFP_KERNEL)?;
+            }
+        }
+        if cpus.is_empty() || config.cpus.iter().enumerate().any(|(w, &bits)| {
+            (0..64).any(|b| bits & (1 << b) != 0 && (w * 64 + b) as u32 >= kernel::cpu::nr_cpu_ids())
+        }) {
+            return Err(EINVAL);
+        }
+        Arc::pin_init(
+            try_pin_init!(Self {
+                config,
+                cpus,
+                state: Atomic::new(uapi::STATE_CONFIGURED),
+                stop_reason: Atomic::new(uapi::STOP_NONE),
+                trip <- crate::new_raw_spinlock!(Trip::default()),
+                started_ns: Atomic::new(0),
+                threads <- new_mutex!(KVec::new()),
+                readers <- new_mutex!(0),
+                readable <- new_condvar!(),
+                read_lock <- new_mutex!(()),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    pub(crate) fn state(&self) -> u32 {
+        self.state.load(Relaxed)
+    }
+
+    /// Starts sampling: one RT kernel thread per CPU.
+    pub(crate) fn start(self: &Arc<Self>) -> Result {
+        if self.state() != uapi::STATE_CONFIGURED {
+            return Err(EBUSY);
+        }
+        let mut threads = self.threads.lock();
+        self.started_ns.store(ktime_ns(), Relaxed);
+        self.state.store(uapi::STATE_RUNNING, Relaxed);
+        for cpu in self.cpus.iter() {
+            let worker = Arc::new(
+                Worker {
+                    session: self.clone(),
+                    cpu: cpu.clone(),
+                },
+                GFP_KERNEL,
+            )
+            .map_err(Error::from);
+            let t = worker.and_then(|w| RtThread::new_on_cpu(w, cpu.cpu, self.config.priority, c_str!("rtlat/%u")));
+            match t.and_then(|t| threads.push(t, GFP_KERNEL).map_err(Error::from)) {
+                Ok(()) => {}
+                Err(e) => {
+                    drop(threads);
+                    self.stop(uapi::STOP_USER);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops sampling and joins every thread; records and statistics stay.
+    /// Sleeps; never call it from a session thread.
+    pub(crate) fn stop(&self, reason: u32) {
+        self.halt(reason);
+        for cpu in self.cpus.iter() {
+            cpu.cancel();
+        }
+        // Joining the threads breaks the Session <-> Worker reference cycle.
+        let threads = core::mem::take(&mut *self.threads.lock());
+        drop(threads);
+        for cpu in self.cpus.iter() {
+            cpu.cancel();
+            // A user record still waiting for its response time is complete now.
+            let pending = cpu.user_lock.lock().pending.take();
+            if let Some(mut rec) = pending {
+                rec.flags |= uapi::REC_NO_RESPONSE;
+                self.push(cpu, rec);
+            }
+            cpu.user_cv.notify_all();
+        }
+        self.notify_readers();
+    }
+
+    /// Marks the session stopped (from any task context, also its threads):
+    /// no timer is armed again, waiters and readers are woken.
+    fn halt(&self, reason: u32) {
+        if self.state.cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed).is_ok()
+            || self.state.cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_STOPPED, Relaxed).is_ok()
+        {
+            self.stop_reason.store(reason, Relaxed);
+        }
+        for cpu in self.cpus.iter() {
+            cpu.stopping.store(true, Relaxed);
+            smp_mb(Full);
+            let task = cpu.task.load(Acquire);
+            if task != 0 {
+                // SAFETY: The thread is alive until `stop` joins it.
+                unsafe { bindings::wake_up_process(task as *mut bindings::task_struct) };
+            }
+            let _g = cpu.user_lock.lock();
+            cpu.user_cv.notify_all();
+        }
+        self.notify_readers();
+    }
+
+    pub(crate) fn notify_readers(&self) {
+        let mut g = self.readers.lock();
+        *g += 1;
+        self.readable.notify_all();
+    }
+
+    /// Waits until something may be readable; true if interrupted by a signal.
+    pub(crate) fn wait_readable(&self, seen: u64) -> bool {
+        let mut g = self.readers.lock();
+        while *g == seen {
+            if self.readable.wait_interruptible(&mut g) {
+                return true;
+            }
+        }
+        false
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        *self.readers.lock()
+    }
+
+    /// Statistics, thresholds and the ring for one completed record.
+    fn complete(&self, cpu: &CpuState, mut rec: Record) {
+        let missed = u64::from(rec.missed);
+        if missed != 0 {
+            cpu.missed.fetch_add(missed, Relaxed);
+        }
+        let mut tripped = None;
+        for (stage, &lat) in rec.lat_ns.iter().enumerate() {
+            if lat < 0 {
+                continue;
+            }
+            let lat = lat as u64;
+            cpu.stats[stage].add(lat, rec.seq, rec.expected_ns);
+            let limit = self.config.threshold_ns[stage];
+            if limit != 0 && lat > limit && tripped.is_none() {
+                tripped = Some(Trip {
+                    cpu: cpu.cpu,
+                    stage: stage as u32,
+                    value: lat,
+                    seq: rec.seq,
+                });
+            }
+        }
+        if let Some(t) = tripped {
+            rec.flags |= uapi::REC_THRESHOLD;
+            self.push(cpu, rec);
+            self.trip(t);
+        } else {
+            self.push(cpu, rec);
+        }
+    }
+
+    fn push(&self, cpu: &CpuState, rec: Record) {
+        // SAFETY: Records of a CPU are produced by one context at a time:
+        // its kernel thread, or its single user waiter (`user_busy`), or
+        // `stop` after both have finished.
+        unsafe { cpu.ring.push(rec) };
+        self.notify_readers();
+    }
+
+    fn trip(&self, t: Trip) {
+        if self.state() != uapi::STATE_RUNNING {
+            return;
+        }
+        *self.trip.lock() = t;
+        preempt::trace_marker(c_str!("rtlat: threshold exceeded, sampling stopped\n"));
+        if self.config.flags & uapi::CFG_TRACING_OFF != 0 {
+            // SAFETY: `tracing_off` has no precondition.
+            unsafe { bindings::tracing_off() };
+        }
+        self.halt(uapi::STOP_THRESHOLD);
+    }
+
+    /// Resets every statistic (sampling continues).
+    pub(crate) fn reset(&self) {
+        for cpu in self.cpus.iter() {
+            for s in cpu.stats.iter() {
+                s.reset();
+            }
+            cpu.missed.store(0, Relaxed);
+        }
+    }
+
+    pub(crate) fn cpu(&self, cpu: u32) -> Option<&Pin<Arc<CpuState>>> {
+        self.cpus.iter().find(|c| c.cpu == cpu)
+    }
+
+    pub(crate) fn status(&self) -> Status {
+        let t = *self.trip.lock();
+        let mut s = Status {
+            state: self.state(),
+            stop_reason: self.stop_reason.load(Relaxed),
+            trip_cpu: t.cpu,
+            trip_stage: t.stage,
+            trip_value_ns: t.value,
+            trip_seq: t.seq,
+            started_ns: self.started_ns.load(Relaxed) as u64,
+            ..Default::default()
+        };
+        for c in self.cpus.iter() {
+            let i = c.cpu as usize;
+            s.cpus[i / 64] |= 1 << (i % 64);
+            if !preempt::cpu_online(c.cpu) {
+                s.offline[i / 64] |= 1 << (i % 64);
+            }
+            let k = c.ring.counters();
+            s.produced += k.produced;
+            s.delivered += k.delivered;
+            s.dropped += k.dropped;
+            s.missed += c.missed.load(Relaxed);
+        }
+        s
+    }
+
+    /// `RTLAT_IOC_USER_WAIT`: the user stage, from a thread pinned to a CPU.
+    pub(crate) fn user_wait(&self) -> Result<Record> {
+        if !self.config.user_stage() {
+            return Err(EINVAL);
+        }
+        let cpu_id = preempt::current_pinned_cpu().ok_or(EINVAL)?;
+        let cpu = self.cpu(cpu_id).ok_or(EINVAL)?;
+        if self.state() != uapi::STATE_RUNNING {
+            return Err(ESHUTDOWN);
+        }
+        if cpu.user_busy.xchg(true, Relaxed) {
+            return Err(EBUSY);
+        }
+        let r = self.user_wait_on(cpu);
+        cpu.user_busy.store(false, Relaxed);
+        r
+    }
+
+    fn user_wait_on(&self, cpu: &CpuState) -> Result<Record> {
+        let mut g = cpu.user_lock.lock();
+        // The previous activation's response time: it is back.
+        if let Some(mut prev) = g.pending.take() {
+            prev.lat_ns[uapi::STAGE_RESPONSE] = ktime_ns() - prev.expected_ns as i64;
+            self.complete(cpu, prev);
+        }
+        if self.state() != uapi::STATE_RUNNING {
+            return Err(ESHUTDOWN);
+        }
+        // Arm from here: this thread is pinned to the CPU.
+        let armed_seq = cpu.seq.load(Relaxed) + 1;
+        {
+            let _pin = crate::rtrs::preempt::MigrateGuard::new();
+            cpu.arm_next();
+        }
+        while cpu.thread_seq.load(Acquire) < armed_seq {
+            if cpu.stopping.load(Relaxed) {
+                return Err(ESHUTDOWN);
+            }
+            if cpu.user_cv.wait_interruptible(&mut g) {
+                // Interrupted: the armed activation is abandoned, not measured.
+                return Err(EINTR);
+            }
+        }
+        let mut rec = cpu.fired_record(armed_seq);
+        rec.lat_ns[uapi::STAGE_THREAD] = cpu.thread_lat.load(Relaxed);
+        rec.lat_ns[uapi::STAGE_USER] = ktime_ns() - rec.expected_ns as i64;
+        g.pending = Some(rec);
+        Ok(rec)
+    }
+}
