@@ -463,7 +463,7 @@ impl Session {
             let pending = cpu.user_lock.lock().pending.take();
             if let Some(mut rec) = pending {
                 rec.flags |= uapi::REC_NO_RESPONSE;
-                self.push(cpu, rec);
+                self.complete(cpu, rec);
             }
             cpu.user_cv.notify_all();
         }

@@ -20,7 +20,6 @@ use kernel::{
     },
     time::{
         hrtimer::{
-            HasHrTimer,
             HrTimer,
             HrTimerCallback,
             HrTimerCallbackContext,

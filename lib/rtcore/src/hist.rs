@@ -83,7 +83,7 @@ pub fn percentile(buckets: &[u64], ppm: u32, max: u64) -> Option<u64> {
     if count == 0 {
         return None;
     }
-    let rank = (count as u128 * ppm as u128).div_ceil(1_000_000).max(1) as u64;
+    let rank = rank_of(count, ppm);
     let mut seen = 0u64;
     for (i, &n) in buckets.iter().enumerate() {
         seen += n;
@@ -92,6 +92,18 @@ pub fn percentile(buckets: &[u64], ppm: u32, max: u64) -> Option<u64> {
         }
     }
     Some(max)
+}
+
+/// `ceil(count * ppm / 1e6)`, at least 1, without 128-bit arithmetic (which
+/// the kernel does not link).
+const fn rank_of(count: u64, ppm: u32) -> u64 {
+    let ppm = ppm as u64;
+    let r = (count / 1_000_000) * ppm + ((count % 1_000_000) * ppm).div_ceil(1_000_000);
+    if r == 0 {
+        1
+    } else {
+        r
+    }
 }
 
 /// Summary statistics of one stream of latencies, updated by one writer.

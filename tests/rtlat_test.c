@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests of /dev/rtlat: every ioctl's success and error paths, read()
+ * semantics, the user stage, thresholds, ownership, module refcounting, the
+ * UAPI layout, and a randomized ioctl/read fuzzer.
+ *
+ * Loads the rtlat module if it is not loaded (from $RTRS_MODDIR or
+ * /lib/modules/$(uname -r)/extra) and unloads it at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../include/uapi/linux/rtlat.h"
+#include "kselftest_harness.h"
+
+#define DEV "/dev/rtlat"
+#define MAX_REC 4096
+
+static int cpus_online(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static int module_loaded(void)
+{
+	return access("/sys/module/rtlat", F_OK) == 0;
+}
+
+static void __attribute__((constructor)) load_module(void)
+{
+	char cmd[512];
+	const char *dir = getenv("RTRS_MODDIR");
+
+	if (module_loaded())
+		return;
+	if (dir)
+		snprintf(cmd, sizeof(cmd), "insmod %s/rtlat.ko 2>/dev/null", dir);
+	else
+		snprintf(cmd, sizeof(cmd),
+			 "insmod /lib/modules/$(uname -r)/extra/rtlat.ko 2>/dev/null");
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not load rtlat.ko\n");
+}
+
+static int open_dev(int flags)
+{
+	return open(DEV, O_RDWR | flags);
+}
+
+static void default_config(struct rtlat_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->version = RTLAT_VERSION;
+	c->period_ns = 1000000;
+	c->stages = (1 << RTLAT_STAGE_IRQ) | (1 << RTLAT_STAGE_THREAD);
+	c->priority = 95;
+}
+
+static int status(int fd, struct rtlat_status *s)
+{
+	memset(s, 0, sizeof(*s));
+	return ioctl(fd, RTLAT_IOC_STATUS, s);
+}
+
+static int stats(int fd, int cpu, int stage, struct rtlat_stats *st, __u64 *buckets, int n)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->version = RTLAT_VERSION;
+	st->cpu = cpu;
+	st->stage = stage;
+	st->buckets_ptr = (__u64)(unsigned long)buckets;
+	st->nr_buckets = n;
+	return ioctl(fd, RTLAT_IOC_STATS, st);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+TEST(uapi_layout)
+{
+	/* Must match lib/rtcore/src/uapi.rs (CONFIG_SIZE etc.). */
+	ASSERT_EQ(96, sizeof(struct rtlat_config));
+	ASSERT_EQ(64, sizeof(struct rtlat_record));
+	ASSERT_EQ(144, sizeof(struct rtlat_status));
+	ASSERT_EQ(168, sizeof(struct rtlat_stats));
+	ASSERT_EQ(8, offsetof(struct rtlat_config, period_ns));
+	ASSERT_EQ(56, offsetof(struct rtlat_config, threshold_ns));
+	ASSERT_EQ(24, offsetof(struct rtlat_record, lat_ns));
+	ASSERT_EQ(0xb702, RTLAT_IOC_START);
+	ASSERT_EQ(1857, RTLAT_HIST_BUCKETS);
+}
+
+TEST(device_node)
+{
+	struct stat st;
+
+	if (!module_loaded())
+		SKIP(return, "rtlat module not loaded");
+	ASSERT_EQ(0, stat(DEV, &st));
+	ASSERT_TRUE(S_ISCHR(st.st_mode));
+	/* Root only by default. */
+	ASSERT_EQ(0600, st.st_mode & 0777);
+}
+
+FIXTURE(dev) {
+	int fd;
+};
+
+FIXTURE_SETUP(dev)
+{
+	if (!module_loaded())
+		SKIP(return, "rtlat module not loaded");
+	self->fd = open_dev(0);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F(dev, unknown_ioctl)
+{
+	ASSERT_EQ(-1, ioctl(self->fd, _IO(RTLAT_IOC_MAGIC, 99)));
+	ASSERT_EQ(ENOTTY, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, _IOR('x', 4, struct rtlat_status), NULL));
+	ASSERT_EQ(ENOTTY, errno);
+}
+
+TEST_F(dev, config_validation)
+{
+	struct rtlat_config c;
+	int i;
+	struct {
+		const char *what;
+		void (*bad)(struct rtlat_config *c);
+	} cases[] = {
+#define CASE(w, stmt) { w, ({ void f(struct rtlat_config *c) { stmt; } f; }) }
+		CASE("size", c->size = 95),
+		CASE("version", c->version = 2),
+		CASE("period too short", c->period_ns = RTLAT_PERIOD_MIN_NS - 1),
+		CASE("period too long", c->period_ns = RTLAT_PERIOD_MAX_NS + 1),
+		CASE("priority 0", c->priority = 0),
+		CASE("priority 100", c->priority = 100),
+		CASE("no thread stage", c->stages = 1 << RTLAT_STAGE_IRQ),
+		CASE("unknown stage", c->stages |= 1 << 5),
+		CASE("unknown flag", c->flags = 1 << 7),
+		CASE("ring not a power of two", c->ring_records = 1000),
+		CASE("ring too large", c->ring_records = RTLAT_RING_MAX * 2),
+		CASE("cpu that does not exist", c->cpus[3] = 1ULL << 63),
+#undef CASE
+	};
+
+	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
+		default_config(&c);
+		cases[i].bad(&c);
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c)) TH_LOG("%s accepted", cases[i].what);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("%s", cases[i].what);
+	}
+	/* Unreadable argument. */
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, (void *)8));
+	ASSERT_EQ(EFAULT, errno);
+	default_config(&c);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+}
+
+TEST_F(dev, lifecycle_errors)
+{
+	struct rtlat_config c;
+	struct rtlat_status s;
+	char buf[sizeof(struct rtlat_record)];
+	int other;
+
+	/* Nothing configured: nothing to start, stop or read. */
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_START));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, status(self->fd, &s));
+	ASSERT_EQ(RTLAT_STATE_IDLE, s.state);
+
+	default_config(&c);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, status(self->fd, &s));
+	ASSERT_EQ(RTLAT_STATE_CONFIGURED, s.state);
+
+	/* Another file can neither reconfigure nor start nor stop it. */
+	other = open_dev(O_NONBLOCK);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(-1, ioctl(other, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(EBUSY, errno);
+	ASSERT_EQ(-1, ioctl(other, RTLAT_IOC_START));
+	ASSERT_EQ(EBUSY, errno);
+	ASSERT_EQ(-1, ioctl(other, RTLAT_IOC_STOP));
+	ASSERT_EQ(EBUSY, errno);
+
+	/* A buffer smaller than one record. */
+	ASSERT_EQ(-1, read(other, buf, sizeof(buf) - 1));
+	ASSERT_EQ(EINVAL, errno);
+	/* Configured, not started, O_NONBLOCK: nothing yet. */
+	ASSERT_EQ(-1, read(other, buf, sizeof(buf)));
+	ASSERT_EQ(EAGAIN, errno);
+
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_START));
+	ASSERT_EQ(EBUSY, errno);
+	/* Reconfiguring a running session. */
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(EBUSY, errno);
+	/* A second streaming reader. */
+	ASSERT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	ASSERT_EQ(EBUSY, errno);
+
+	/* Closing the owner stops and frees the session. */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, status(other, &s));
+	ASSERT_EQ(RTLAT_STATE_IDLE, s.state);
+	close(other);
+}
+
+TEST(not_root)
+{
+	struct rtlat_config c;
+	int fd, st;
+	pid_t pid;
+
+	if (!module_loaded() || geteuid() != 0)
+		SKIP(return, "needs root and the module");
+	fd = open_dev(0);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		default_config(&c);
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		/* Even with an inherited fd, configuring needs privileges. */
+		if (ioctl(fd, RTLAT_IOC_CONFIG, &c) == 0 || errno != EPERM)
+			_exit(1);
+		/* And the node itself is root-only. */
+		if (open(DEV, O_RDWR) >= 0 || errno != EACCES)
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	close(fd);
+}
+
+/* Reads every record until EOF; checks per-CPU order and stage plausibility. */
+static int drain(struct __test_metadata *_metadata, int fd, __u64 *per_cpu, int ncpu)
+{
+	static struct rtlat_record recs[256];
+	__u64 last_seq[RTLAT_MAX_CPUS] = { 0 };
+	int total = 0;
+	ssize_t n;
+	int i;
+
+	while ((n = read(fd, recs, sizeof(recs))) > 0) {
+		EXPECT_EQ(0, n % (ssize_t)sizeof(recs[0]));
+		for (i = 0; i < n / (ssize_t)sizeof(recs[0]); i++) {
+			struct rtlat_record *r = &recs[i];
+
+			EXPECT_EQ(RTLAT_VERSION, r->version);
+			EXPECT_EQ(sizeof(*r), r->size);
+			EXPECT_LT(r->cpu, (unsigned int)ncpu);
+			if (r->cpu >= (unsigned int)ncpu)
+				continue;
+			EXPECT_LT(last_seq[r->cpu], r->seq) TH_LOG("cpu %u seq %llu after %llu",
+				r->cpu, (unsigned long long)r->seq, (unsigned long long)last_seq[r->cpu]);
+			last_seq[r->cpu] = r->seq;
+			EXPECT_LE(0, r->lat_ns[RTLAT_STAGE_IRQ]);
+			EXPECT_LE(r->lat_ns[RTLAT_STAGE_IRQ], r->lat_ns[RTLAT_STAGE_THREAD]);
+			/* Loose sanity bound only: 1 s, even under TCG. */
+			EXPECT_GT(1000000000LL, r->lat_ns[RTLAT_STAGE_THREAD]);
+			per_cpu[r->cpu]++;
+			total++;
+		}
+	}
+	EXPECT_EQ(0, n) TH_LOG("read: %s", strerror(errno));
+	return total;
+}
+
+TEST_F(dev, records_and_statistics)
+{
+	struct rtlat_config c;
+	struct rtlat_status s;
+	struct rtlat_stats st;
+	static __u64 buckets[RTLAT_HIST_BUCKETS];
+	__u64 per_cpu[RTLAT_MAX_CPUS] = { 0 };
+	int ncpu = cpus_online(), cpu, total, i;
+	struct timespec t0, t1;
+	long long elapsed;
+	__u64 sum;
+
+	default_config(&c);
+	c.period_ns = 500000;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	sleep_ms(1500);
+	ASSERT_EQ(0, status(self->fd, &s));
+	ASSERT_EQ(RTLAT_STATE_RUNNING, s.state);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	elapsed = (t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+	ASSERT_EQ(0, status(self->fd, &s));
+	ASSERT_EQ(RTLAT_STATE_STOPPED, s.state);
+	ASSERT_EQ(RTLAT_STOP_USER, s.stop_reason);
+
+	total = drain(_metadata, self->fd, per_cpu, ncpu);
+	ASSERT_EQ(0, status(self->fd, &s));
+	/* Nothing is lost without being counted. */
+	ASSERT_EQ(s.produced, s.delivered + s.dropped);
+	ASSERT_EQ(s.delivered, (__u64)total);
+
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		__u64 expect = elapsed / c.period_ns;
+
+		ASSERT_EQ(0, stats(self->fd, cpu, RTLAT_STAGE_THREAD, &st, buckets, RTLAT_HIST_BUCKETS));
+		ASSERT_EQ(RTLAT_HIST_LAYOUT, st.hist_layout);
+		ASSERT_EQ(RTLAT_HIST_BUCKETS, st.nr_buckets);
+		TH_LOG("cpu %d: %llu samples (%llu read), min %llu avg %llu max %llu p99 %llu missed %llu",
+		       cpu, (unsigned long long)st.count, (unsigned long long)per_cpu[cpu],
+		       (unsigned long long)st.min, (unsigned long long)(st.count ? st.sum / st.count : 0),
+		       (unsigned long long)st.max, (unsigned long long)st.percentiles[2],
+		       (unsigned long long)st.missed);
+		/* Statistics agree with the records. */
+		ASSERT_EQ(st.produced, st.count);
+		ASSERT_EQ(per_cpu[cpu], st.delivered);
+		for (sum = 0, i = 0; i < RTLAT_HIST_BUCKETS; i++)
+			sum += buckets[i];
+		ASSERT_EQ(st.count, sum);
+		ASSERT_LE(st.min, st.percentiles[0]);
+		for (i = 1; i < 7; i++)
+			ASSERT_LE(st.percentiles[i - 1], st.percentiles[i]);
+		ASSERT_LE(st.percentiles[6], st.max);
+		/*
+		 * Every elapsed period is either measured or counted as missed
+		 * (loosely below: the session starts after START returns).
+		 */
+		ASSERT_LT(expect / 4, st.count + st.missed);
+		ASSERT_GE(expect + 2, st.count + st.missed);
+	}
+	/* Out-of-range stats requests. */
+	ASSERT_EQ(-1, stats(self->fd, ncpu + 300, 0, &st, NULL, 0));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, stats(self->fd, 0, RTLAT_NR_STAGES, &st, NULL, 0));
+	ASSERT_EQ(EINVAL, errno);
+
+	/* Reset keeps the session and clears the statistics. */
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_RESET));
+	ASSERT_EQ(0, stats(self->fd, 0, RTLAT_STAGE_IRQ, &st, NULL, 0));
+	ASSERT_EQ(0, st.count);
+}
+
+TEST_F(dev, threshold_trips)
+{
+	struct rtlat_config c;
+	struct rtlat_status s;
+	__u64 per_cpu[RTLAT_MAX_CPUS] = { 0 };
+	int i;
+
+	default_config(&c);
+	c.threshold_ns[RTLAT_STAGE_THREAD] = 1;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	for (i = 0; i < 200; i++) {
+		ASSERT_EQ(0, status(self->fd, &s));
+		if (s.state == RTLAT_STATE_STOPPED)
+			break;
+		sleep_ms(10);
+	}
+	ASSERT_EQ(RTLAT_STATE_STOPPED, s.state);
+	ASSERT_EQ(RTLAT_STOP_THRESHOLD, s.stop_reason);
+	ASSERT_EQ(RTLAT_STAGE_THREAD, s.trip_stage);
+	ASSERT_LT(1, s.trip_value_ns);
+	TH_LOG("tripped on cpu %u at seq %llu: %llu ns", s.trip_cpu,
+	       (unsigned long long)s.trip_seq, (unsigned long long)s.trip_value_ns);
+	/* The readers get what was measured, then EOF. */
+	ASSERT_LT(0, drain(_metadata, self->fd, per_cpu, cpus_online()));
+}
+
+struct waiter {
+	int fd, cpu, n, errors;
+	__s64 worst;
+};
+
+static void *user_thread(void *arg)
+{
+	struct waiter *w = arg;
+	struct sched_param sp = { .sched_priority = 90 };
+	struct rtlat_record r;
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		w->errors++;
+		return NULL;
+	}
+	for (i = 0; i < w->n; i++) {
+		if (ioctl(w->fd, RTLAT_IOC_USER_WAIT, &r)) {
+			w->errors++;
+			break;
+		}
+		if (r.cpu != (unsigned int)w->cpu ||
+		    r.lat_ns[RTLAT_STAGE_IRQ] < 0 ||
+		    r.lat_ns[RTLAT_STAGE_IRQ] > r.lat_ns[RTLAT_STAGE_THREAD] ||
+		    r.lat_ns[RTLAT_STAGE_THREAD] > r.lat_ns[RTLAT_STAGE_USER])
+			w->errors++;
+		if (r.lat_ns[RTLAT_STAGE_USER] > w->worst)
+			w->worst = r.lat_ns[RTLAT_STAGE_USER];
+	}
+	return NULL;
+}
+
+TEST_F(dev, user_stage)
+{
+	struct rtlat_config c;
+	struct rtlat_record r;
+	struct rtlat_stats st;
+	struct waiter w[RTLAT_MAX_CPUS];
+	pthread_t t[RTLAT_MAX_CPUS];
+	int ncpu = cpus_online(), cpu;
+
+	default_config(&c);
+	c.stages |= 1 << RTLAT_STAGE_USER;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	/* Not pinned to one CPU. */
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_USER_WAIT, &r));
+	ASSERT_EQ(EINVAL, errno);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		w[cpu] = (struct waiter){ .fd = self->fd, .cpu = cpu, .n = 100 };
+		ASSERT_EQ(0, pthread_create(&t[cpu], NULL, user_thread, &w[cpu]));
+	}
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		pthread_join(t[cpu], NULL);
+		TH_LOG("cpu %d: worst user latency %lld ns", cpu, (long long)w[cpu].worst);
+		EXPECT_EQ(0, w[cpu].errors);
+	}
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		ASSERT_EQ(0, stats(self->fd, cpu, RTLAT_STAGE_USER, &st, NULL, 0));
+		ASSERT_EQ(100, st.count);
+		/* Responses are known for all but the last activation. */
+		ASSERT_EQ(0, stats(self->fd, cpu, RTLAT_STAGE_RESPONSE, &st, NULL, 0));
+		ASSERT_EQ(99, st.count);
+	}
+	/* A user-stage wait when the session is not running. */
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_USER_WAIT, &r));
+}
+
+TEST_F(dev, rmmod_refused_while_open)
+{
+	ASSERT_NE(0, system("rmmod rtlat 2>/dev/null"));
+	ASSERT_TRUE(module_loaded());
+}
+
+TEST_F(dev, fuzz_ioctl_and_read)
+{
+	static const unsigned int cmds[] = {
+		RTLAT_IOC_CONFIG, RTLAT_IOC_START, RTLAT_IOC_STOP, RTLAT_IOC_STATUS,
+		RTLAT_IOC_STATS, RTLAT_IOC_RESET, _IO(RTLAT_IOC_MAGIC, 0),
+		_IOW(RTLAT_IOC_MAGIC, 1, int), 0,
+	};
+	static unsigned char buf[8192];
+	struct rtlat_config c;
+	int fds[3], i, j, calls = 0;
+	unsigned int seed = 12345;
+
+	for (i = 0; i < 3; i++) {
+		fds[i] = open_dev(O_NONBLOCK);
+		ASSERT_LE(0, fds[i]);
+	}
+	for (i = 0; i < 10000; i++) {
+		int fd = fds[rand_r(&seed) % 3];
+		unsigned int cmd = cmds[rand_r(&seed) % (sizeof(cmds) / sizeof(cmds[0]))];
+		int kind = rand_r(&seed) % 10;
+
+		for (j = 0; j < 64; j++)
+			buf[rand_r(&seed) % sizeof(buf)] = rand_r(&seed);
+		if (kind == 0) {
+			/* A valid config now and then, so sessions really run. */
+			default_config(&c);
+			c.period_ns = 50000 + rand_r(&seed) % 2000000;
+			c.ring_records = 1u << (rand_r(&seed) % 8);
+			memcpy(buf, &c, sizeof(c));
+			cmd = RTLAT_IOC_CONFIG;
+		}
+		if (kind == 1) {
+			(void)read(fd, buf, rand_r(&seed) % sizeof(buf));
+		} else if (kind == 2) {
+			(void)ioctl(fd, cmd, (void *)(unsigned long)rand_r(&seed));
+		} else {
+			struct rtlat_stats *st = (void *)buf;
+
+			if (cmd == RTLAT_IOC_STATS && kind < 6) {
+				st->size = sizeof(*st);
+				st->version = RTLAT_VERSION;
+				st->cpu = rand_r(&seed) % 4;
+				st->stage = rand_r(&seed) % 5;
+				st->buckets_ptr = (kind & 1) ? (__u64)(unsigned long)(buf + 1024) : rand_r(&seed);
+				st->nr_buckets = rand_r(&seed) % 900;
+			}
+			(void)ioctl(fd, cmd, buf);
+		}
+		calls++;
+	}
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	TH_LOG("%d calls", calls);
+	ASSERT_EQ(10000, calls);
+}
+
+/* Last: once every file is closed, the module unloads cleanly. */
+TEST_F(dev, zz_unload_after_close)
+{
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, system("rmmod rtlat"));
+	ASSERT_FALSE(module_loaded());
+}
+
+TEST_HARNESS_MAIN
