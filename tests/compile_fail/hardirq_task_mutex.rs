@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+// EXPECT: error[E0061]
+//! A hard-IRQ timer callback may not take a sleeping lock: `TaskMutex::lock`
+//! needs a `Sleepable` token, which hard-IRQ callbacks do not get.
+
+use kernel::{
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+    time::{hrtimer::{HrTimer, HrTimerCallbackContext, HrTimerRestart, RelativeHardMode}, Monotonic},
+};
+
+#[path = "@RTRS_ROOT@/rust/rtrs.rs"]
+mod rtrs;
+
+use rtrs::{context::{HardIrq, HardTimerCallback}, sync::TaskMutex};
+
+module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL" }
+struct M;
+impl kernel::Module for M {
+    fn init(_m: &'static ThisModule) -> Result<Self> { Ok(M) }
+}
+
+#[pin_data]
+struct T {
+    #[pin]
+    timer: HrTimer<Self>,
+    #[pin]
+    m: TaskMutex<u32>,
+}
+
+impl HardTimerCallback for T {
+    type Pointer<'a> = Arc<Self>;
+    fn run(this: ArcBorrow<'_, Self>, _c: HrTimerCallbackContext<'_, Self>, _irq: &HardIrq<'_>) -> HrTimerRestart {
+        *this.m.lock() += 1;
+        HrTimerRestart::NoRestart
+    }
+}
+
+crate::hard_timer! { impl for T { mode: RelativeHardMode<Monotonic>, field: self.timer } }

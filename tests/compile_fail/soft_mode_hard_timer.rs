@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0
+// EXPECT: error[E0277]
+//! `hard_timer!` refuses a mode whose callback would run in the softirq
+//! thread on PREEMPT_RT: the `HardIrq` token would be a lie.
+
+use kernel::{
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+    time::{hrtimer::{HrTimer, HrTimerCallbackContext, HrTimerRestart, RelativeMode}, Monotonic},
+};
+
+#[path = "@RTRS_ROOT@/rust/rtrs.rs"]
+mod rtrs;
+
+use rtrs::context::{HardIrq, HardTimerCallback};
+
+module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL" }
+struct M;
+impl kernel::Module for M {
+    fn init(_m: &'static ThisModule) -> Result<Self> { Ok(M) }
+}
+
+#[pin_data]
+struct T {
+    #[pin]
+    timer: HrTimer<Self>,
+}
+
+impl HardTimerCallback for T {
+    type Pointer<'a> = Arc<Self>;
+    fn run(_this: ArcBorrow<'_, Self>, _c: HrTimerCallbackContext<'_, Self>, _irq: &HardIrq<'_>) -> HrTimerRestart {
+        HrTimerRestart::NoRestart
+    }
+}
+
+crate::hard_timer! { impl for T { mode: RelativeMode<Monotonic>, field: self.timer } }
