@@ -47,16 +47,23 @@ mod rtrs;
 
 // The kernel-independent logic shared with the tool (lib/rtcore).
 #[path = "../lib/rtcore/src/hist.rs"]
-#[expect(unreachable_pub, reason = "public API of the host crate, private in a module")]
+#[expect(
+    unreachable_pub,
+    reason = "public API of the host crate, private in a module"
+)]
 #[allow(dead_code, reason = "shared with the tool, which uses the rest")]
 mod hist;
 #[path = "../lib/rtcore/src/uapi.rs"]
-#[expect(unreachable_pub, reason = "public API of the host crate, private in a module")]
+#[expect(
+    unreachable_pub,
+    reason = "public API of the host crate, private in a module"
+)]
 #[allow(dead_code, reason = "shared with the tool, which uses the rest")]
 mod uapi;
 
 mod session;
 
+use session::Session;
 use uapi::{
     ioc,
     Config,
@@ -64,7 +71,6 @@ use uapi::{
     Stats,
     UapiError, //
 };
-use session::Session;
 
 module! {
     type: RtlatModule,
@@ -129,7 +135,9 @@ impl RtlatFile {
             return Err(EPERM);
         }
         let mut buf = [0u8; uapi::CONFIG_SIZE];
-        UserSlice::new(UserPtr::from_addr(arg), buf.len()).reader().read_slice(&mut buf)?;
+        UserSlice::new(UserPtr::from_addr(arg), buf.len())
+            .reader()
+            .read_slice(&mut buf)?;
         let config = Config::decode(&buf).map_err(uapi_err)?;
         let old = {
             let mut sh = SHARED.lock();
@@ -160,7 +168,8 @@ impl RtlatFile {
 
     fn stats(&self, arg: usize) -> Result<isize> {
         let mut buf = [0u8; uapi::STATS_SIZE];
-        let (mut reader, mut writer) = UserSlice::new(UserPtr::from_addr(arg), buf.len()).reader_writer();
+        let (mut reader, mut writer) =
+            UserSlice::new(UserPtr::from_addr(arg), buf.len()).reader_writer();
         reader.read_slice(&mut buf)?;
         let mut st = Stats::decode_request(&buf).map_err(uapi_err)?;
         let session = self.session().ok_or(EINVAL)?;
@@ -185,7 +194,8 @@ impl RtlatFile {
         }
         if st.buckets_ptr != 0 {
             let n = (st.nr_buckets as usize).min(hist::BUCKETS);
-            let mut out = UserSlice::new(UserPtr::from_addr(st.buckets_ptr as usize), n * 8).writer();
+            let mut out =
+                UserSlice::new(UserPtr::from_addr(st.buckets_ptr as usize), n * 8).writer();
             for &b in buckets.iter().take(n) {
                 out.write_slice(&b.to_ne_bytes())?;
             }
@@ -255,7 +265,9 @@ impl MiscDevice for RtlatFile {
                 let st = this.session().map(|s| s.status()).unwrap_or_default();
                 let mut buf = [0u8; uapi::STATUS_SIZE];
                 st.encode(&mut buf);
-                UserSlice::new(UserPtr::from_addr(arg), buf.len()).writer().write_slice(&buf)?;
+                UserSlice::new(UserPtr::from_addr(arg), buf.len())
+                    .writer()
+                    .write_slice(&buf)?;
                 Ok(0)
             }
             ioc::STATS => this.stats(arg),
@@ -264,7 +276,9 @@ impl MiscDevice for RtlatFile {
                 let rec = s.user_wait()?;
                 let mut buf = [0u8; uapi::RECORD_SIZE];
                 rec.encode(&mut buf);
-                UserSlice::new(UserPtr::from_addr(arg), buf.len()).writer().write_slice(&buf)?;
+                UserSlice::new(UserPtr::from_addr(arg), buf.len())
+                    .writer()
+                    .write_slice(&buf)?;
                 Ok(0)
             }
             _ => Err(ENOTTY),
@@ -351,7 +365,12 @@ impl MiscDevice for RtlatFile {
                     continue;
                 }
                 let b = s.buckets();
-                let pct = |ppm| b.as_ref().ok().and_then(|b| hist::percentile(b, ppm, sum.max)).unwrap_or(0);
+                let pct = |ppm| {
+                    b.as_ref()
+                        .ok()
+                        .and_then(|b| hist::percentile(b, ppm, sum.max))
+                        .unwrap_or(0)
+                };
                 seq_print!(
                     m,
                     "cpu {} {}: count {} min {} avg {} max {} p50 {} p99 {} p99.9 {} p99.99 {} missed {} dropped {}\n",

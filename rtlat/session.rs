@@ -26,10 +26,7 @@
 //! `produced == delivered + dropped + queued`.
 
 use kernel::{
-    bindings,
-    c_str,
-    new_condvar,
-    new_mutex,
+    bindings, c_str, new_condvar, new_mutex,
     prelude::*,
     sync::{
         aref::ARef,
@@ -62,12 +59,6 @@ use kernel::{
 
 use crate::{
     hist,
-    uapi::{
-        self,
-        Config,
-        Record,
-        Status, //
-    },
     rtrs::{
         context::{
             HardIrq,
@@ -87,6 +78,12 @@ use crate::{
             new_kring,
             KRing, //
         },
+    },
+    uapi::{
+        self,
+        Config,
+        Record,
+        Status, //
     },
 };
 
@@ -192,9 +189,14 @@ impl PinnedDrop for CpuState {
 impl HardTimerCallback for CpuState {
     type Pointer<'a> = Arc<Self>;
 
-    fn run(this: ArcBorrow<'_, Self>, _ctx: HrTimerCallbackContext<'_, Self>, _irq: &HardIrq<'_>) -> HrTimerRestart {
+    fn run(
+        this: ArcBorrow<'_, Self>,
+        _ctx: HrTimerCallbackContext<'_, Self>,
+        _irq: &HardIrq<'_>,
+    ) -> HrTimerRestart {
         let now = ktime_ns();
-        this.irq_lat.store(now - this.expected.load(Relaxed), Relaxed);
+        this.irq_lat
+            .store(now - this.expected.load(Relaxed), Relaxed);
         this.irq_idle.store(preempt::current_is_idle(), Relaxed);
         this.irq_seq.store(this.seq.load(Relaxed), Release);
         let task = this.task.load(Acquire);
@@ -213,7 +215,11 @@ crate::hard_timer! {
 
 impl CpuState {
     fn new(cpu: u32, config: &Config) -> Result<Pin<Arc<Self>>> {
-        let ring_records = if config.ring_records == 0 { uapi::RING_DEFAULT } else { config.ring_records };
+        let ring_records = if config.ring_records == 0 {
+            uapi::RING_DEFAULT
+        } else {
+            config.ring_records
+        };
         let mut stats = KVec::with_capacity(uapi::NR_STAGES, GFP_KERNEL)?;
         for _ in 0..uapi::NR_STAGES {
             stats.push(StageStats::new()?, GFP_KERNEL)?;
@@ -252,7 +258,11 @@ impl CpuState {
     fn arm_next(&self) {
         let now = ktime_ns();
         let mut next = self.expected.load(Relaxed);
-        next = if next == 0 { now + self.period } else { next + self.period };
+        next = if next == 0 {
+            now + self.period
+        } else {
+            next + self.period
+        };
         let mut missed = 0u32;
         if next <= now {
             let k = (now - next) / self.period + 1;
@@ -354,7 +364,8 @@ impl RtThreadFn for Worker {
         }
         let mut handled = 0u64;
         loop {
-            let fired = ctx.wait_until(|| cpu.irq_seq.load(Acquire) != handled || cpu.stopping.load(Relaxed));
+            let fired = ctx
+                .wait_until(|| cpu.irq_seq.load(Acquire) != handled || cpu.stopping.load(Relaxed));
             if !fired || cpu.stopping.load(Relaxed) {
                 break;
             }
@@ -391,9 +402,13 @@ impl Session {
                 cpus.push(CpuState::new(cpu, &config)?, GFP_KERNEL)?;
             }
         }
-        if cpus.is_empty() || config.cpus.iter().enumerate().any(|(w, &bits)| {
-            (0..64).any(|b| bits & (1 << b) != 0 && (w * 64 + b) as u32 >= kernel::cpu::nr_cpu_ids())
-        }) {
+        if cpus.is_empty()
+            || config.cpus.iter().enumerate().any(|(w, &bits)| {
+                (0..64).any(|b| {
+                    bits & (1 << b) != 0 && (w * 64 + b) as u32 >= kernel::cpu::nr_cpu_ids()
+                })
+            })
+        {
             return Err(EINVAL);
         }
         Arc::pin_init(
@@ -434,7 +449,9 @@ impl Session {
                 GFP_KERNEL,
             )
             .map_err(Error::from);
-            let t = worker.and_then(|w| RtThread::new_on_cpu(w, cpu.cpu, self.config.priority, c_str!("rtlat/%u")));
+            let t = worker.and_then(|w| {
+                RtThread::new_on_cpu(w, cpu.cpu, self.config.priority, c_str!("rtlat/%u"))
+            });
             match t.and_then(|t| threads.push(t, GFP_KERNEL).map_err(Error::from)) {
                 Ok(()) => {}
                 Err(e) => {
@@ -473,8 +490,14 @@ impl Session {
     /// Marks the session stopped (from any task context, also its threads):
     /// no timer is armed again, waiters and readers are woken.
     fn halt(&self, reason: u32) {
-        if self.state.cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed).is_ok()
-            || self.state.cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_STOPPED, Relaxed).is_ok()
+        if self
+            .state
+            .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
+            .is_ok()
+            || self
+                .state
+                .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_STOPPED, Relaxed)
+                .is_ok()
         {
             self.stop_reason.store(reason, Relaxed);
         }

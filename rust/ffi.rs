@@ -25,7 +25,8 @@ pub(crate) struct IrqsaveTry {
 }
 
 extern "C" {
-    pub(crate) fn rtrs_raw_spin_lock_irqsave_try(lock: *mut bindings::raw_spinlock_t) -> IrqsaveTry;
+    pub(crate) fn rtrs_raw_spin_lock_irqsave_try(lock: *mut bindings::raw_spinlock_t)
+        -> IrqsaveTry;
     pub(crate) fn rtrs_raw_spin_lock_init(
         lock: *mut bindings::raw_spinlock_t,
         name: *const c_char,
@@ -35,7 +36,10 @@ extern "C" {
     pub(crate) fn rtrs_raw_spin_unlock(lock: *mut bindings::raw_spinlock_t);
     pub(crate) fn rtrs_raw_spin_trylock(lock: *mut bindings::raw_spinlock_t) -> c_int;
     pub(crate) fn rtrs_raw_spin_lock_irqsave(lock: *mut bindings::raw_spinlock_t) -> c_ulong;
-    pub(crate) fn rtrs_raw_spin_unlock_irqrestore(lock: *mut bindings::raw_spinlock_t, flags: c_ulong);
+    pub(crate) fn rtrs_raw_spin_unlock_irqrestore(
+        lock: *mut bindings::raw_spinlock_t,
+        flags: c_ulong,
+    );
     pub(crate) fn rtrs_raw_spin_assert_held(lock: *mut bindings::raw_spinlock_t);
     pub(crate) fn rtrs_preempt_disable();
     pub(crate) fn rtrs_preempt_enable();

@@ -103,6 +103,12 @@ unsafe impl<T: RtThreadFn> Send for RtThread<T> {}
 // SAFETY: `wake` is allowed from any context concurrently.
 unsafe impl<T: RtThreadFn> Sync for RtThread<T> {}
 
+/// The C thread function of an [`RtThread`].
+///
+/// # Safety
+///
+/// `arg` points to the `Start<T>` of a live `RtThread<T>`, which is not
+/// dropped before this function returns (`kthread_stop` waits for it).
 unsafe extern "C" fn trampoline<T: RtThreadFn>(arg: *mut c_void) -> c_int {
     // SAFETY: `arg` is the `Start<T>` boxed in the `RtThread`, which stays
     // alive until `kthread_stop` has returned, i.e. after this function has
@@ -124,17 +130,32 @@ impl<T: RtThreadFn> RtThread<T> {
     /// Creates and starts a thread bound to `cpu` running `T::run(&data)`,
     /// named `name` (`%u` is replaced by the CPU), SCHED_FIFO at `prio`
     /// (1..=99), or SCHED_OTHER when `prio` is 0.
-    pub(crate) fn new_on_cpu(data: Arc<T>, cpu: u32, prio: u32, name: &'static CStr) -> Result<Self> {
+    pub(crate) fn new_on_cpu(
+        data: Arc<T>,
+        cpu: u32,
+        prio: u32,
+        name: &'static CStr,
+    ) -> Result<Self> {
         if prio > 99 || !super::preempt::cpu_online(cpu) {
             return Err(EINVAL);
         }
         let start = KBox::new(Start { data, cpu }, GFP_KERNEL)?;
-        let arg = (&*start as *const Start<T>).cast_mut().cast::<c_void>();
+        let arg = core::ptr::from_ref::<Start<T>>(&*start)
+            .cast_mut()
+            .cast::<c_void>();
         // SAFETY: `trampoline::<T>` matches the thread function signature; the
         // `Start` it gets lives in the returned object until the thread is
         // stopped (see `drop`).
-        let task = unsafe { ffi::rtrs_kthread_create_on_cpu(trampoline::<T>, arg, cpu, name.as_char_ptr(), prio as c_int) }
-            .cast::<bindings::task_struct>();
+        let task = unsafe {
+            ffi::rtrs_kthread_create_on_cpu(
+                trampoline::<T>,
+                arg,
+                cpu,
+                name.as_char_ptr(),
+                prio as c_int,
+            )
+        }
+        .cast::<bindings::task_struct>();
         kernel::error::from_err_ptr(task)?;
         // SAFETY: `task` is a valid new kernel thread.
         unsafe { bindings::wake_up_process(task) };

@@ -58,7 +58,9 @@ impl<T: Sync> PerCpu<T> {
             return Err(EINVAL);
         }
         // SAFETY: Plain allocation; returns NULL on failure.
-        let raw = unsafe { ffi::rtrs_alloc_percpu(core::mem::size_of::<T>(), core::mem::align_of::<T>()) };
+        let raw = unsafe {
+            ffi::rtrs_alloc_percpu(core::mem::size_of::<T>(), core::mem::align_of::<T>())
+        };
         let ptr = NonNull::new(raw).ok_or(ENOMEM)?;
         for cpu in 0..kernel::cpu::nr_cpu_ids() {
             if cpu_possible(cpu) {

@@ -7,7 +7,10 @@
 //! Allocate when a session is configured, never in the producer's context.
 
 #[path = "../lib/rtcore/src/ring.rs"]
-#[expect(unreachable_pub, reason = "public API of the host crate, private in a module")]
+#[expect(
+    unreachable_pub,
+    reason = "public API of the host crate, private in a module"
+)]
 mod core_ring;
 
 pub(crate) use core_ring::{

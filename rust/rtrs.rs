@@ -25,7 +25,10 @@
 //! `Documentation/rt-rust.rst`). Each module compiles the same source; there is
 //! one copy of each idea.
 
-#![allow(dead_code, reason = "shared layer: every module uses another subset of it")]
+#![allow(
+    dead_code,
+    reason = "shared layer: every module uses another subset of it"
+)]
 
 pub(crate) mod context;
 mod ffi;

@@ -31,7 +31,11 @@ pub(crate) struct TaskMutex<T> {
 
 impl<T> TaskMutex<T> {
     /// An initialiser; use [`new_task_mutex!`](crate::new_task_mutex).
-    pub(crate) fn new(t: impl PinInit<T>, name: &'static CStr, key: Pin<&'static LockClassKey>) -> impl PinInit<Self> {
+    pub(crate) fn new(
+        t: impl PinInit<T>,
+        name: &'static CStr,
+        key: Pin<&'static LockClassKey>,
+    ) -> impl PinInit<Self> {
         pin_init!(Self {
             inner <- Mutex::new(t, name, key),
         })
@@ -52,7 +56,11 @@ pub(crate) struct TaskSpinLock<T> {
 
 impl<T> TaskSpinLock<T> {
     /// An initialiser; use [`new_task_spinlock!`](crate::new_task_spinlock).
-    pub(crate) fn new(t: impl PinInit<T>, name: &'static CStr, key: Pin<&'static LockClassKey>) -> impl PinInit<Self> {
+    pub(crate) fn new(
+        t: impl PinInit<T>,
+        name: &'static CStr,
+        key: Pin<&'static LockClassKey>,
+    ) -> impl PinInit<Self> {
         pin_init!(Self {
             inner <- SpinLock::new(t, name, key),
         })

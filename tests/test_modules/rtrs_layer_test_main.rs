@@ -177,7 +177,10 @@ mod tests {
         let g = PreemptGuard::new();
         assert_eq!(p.this_cpu(&g).load(Relaxed), u64::from(g.cpu()) * 10);
         p.this_cpu(&g).fetch_add(1, Relaxed);
-        assert_eq!(p.get(g.cpu()).map(|s| s.load(Relaxed)), Some(u64::from(g.cpu()) * 10 + 1));
+        assert_eq!(
+            p.get(g.cpu()).map(|s| s.load(Relaxed)),
+            Some(u64::from(g.cpu()) * 10 + 1)
+        );
         Ok(())
     }
 
@@ -258,7 +261,14 @@ mod tests {
             drop(t);
         }
         assert!(RtThread::new_on_cpu(
-            Arc::new(Probe { cpu_seen: Atomic::new(0), wakeups: Atomic::new(0), kick: Atomic::new(0) }, GFP_KERNEL)?,
+            Arc::new(
+                Probe {
+                    cpu_seen: Atomic::new(0),
+                    wakeups: Atomic::new(0),
+                    kick: Atomic::new(0)
+                },
+                GFP_KERNEL
+            )?,
             0,
             100,
             c"rtrs_test/%u"
@@ -284,7 +294,11 @@ mod tests {
     impl HardTimerCallback for Beat {
         type Pointer<'a> = Arc<Self>;
 
-        fn run(this: ArcBorrow<'_, Self>, mut ctx: HrTimerCallbackContext<'_, Self>, irq: &HardIrq<'_>) -> HrTimerRestart {
+        fn run(
+            this: ArcBorrow<'_, Self>,
+            mut ctx: HrTimerCallbackContext<'_, Self>,
+            irq: &HardIrq<'_>,
+        ) -> HrTimerRestart {
             if crate::rtrs::preempt::in_hardirq() && irqs_disabled() {
                 this.in_hardirq.fetch_add(1, Relaxed);
             }
@@ -363,20 +377,29 @@ mod tests {
                     },
                     GFP_KERNEL,
                 )?;
-                drains.push(RtThread::new_on_cpu(d, cpu, 50, c"rtrs_drain/%u")?, GFP_KERNEL)?;
+                drains.push(
+                    RtThread::new_on_cpu(d, cpu, 50, c"rtrs_drain/%u")?,
+                    GFP_KERNEL,
+                )?;
             }
         }
         let start = Instant::<Monotonic>::now();
         let handle = beat.clone().start(Delta::from_micros(200));
-        assert!(wait_for(|| beat.fired.load(Relaxed) >= LIMIT) || beat.fired.load(Relaxed) >= LIMIT);
+        assert!(
+            wait_for(|| beat.fired.load(Relaxed) >= LIMIT) || beat.fired.load(Relaxed) >= LIMIT
+        );
         // Let the consumer drain what is left.
         assert!(wait_for(|| beat.ring.is_empty()));
         drop(handle);
         let d = drains[0].data().clone();
         drop(drains);
         let elapsed = start.elapsed();
-        pr_info!("stress: {} beats in {} ms, {} lock rounds from task context\n",
-            beat.fired.load(Relaxed), elapsed.as_millis(), d.contended.load(Relaxed));
+        pr_info!(
+            "stress: {} beats in {} ms, {} lock rounds from task context\n",
+            beat.fired.load(Relaxed),
+            elapsed.as_millis(),
+            d.contended.load(Relaxed)
+        );
 
         let c = beat.ring.counters();
         assert_eq!(beat.fired.load(Relaxed), LIMIT);

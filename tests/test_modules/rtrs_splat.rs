@@ -9,8 +9,7 @@
 //! that produces such a report: it is never part of a normal test run.
 
 use kernel::{
-    impl_has_hr_timer,
-    new_spinlock,
+    impl_has_hr_timer, new_spinlock,
     prelude::*,
     sync::{
         completion::Completion,
@@ -82,7 +81,10 @@ impl kernel::Module for RtrsSplat {
         let handle = bad.clone().start(Delta::from_micros(100));
         bad.done.wait_for_completion();
         drop(handle);
-        pr_info!("took a sleeping lock in hard-IRQ context {} time(s)\n", *bad.count.lock());
+        pr_info!(
+            "took a sleeping lock in hard-IRQ context {} time(s)\n",
+            *bad.count.lock()
+        );
         Ok(RtrsSplat)
     }
 }

@@ -67,10 +67,14 @@ pub const fn bucket_high(i: usize) -> u64 {
 }
 
 /// Percentiles every summary reports, in parts per million (p50 ... p99.9999).
-pub const PERCENTILES_PPM: [u32; 7] = [500_000, 900_000, 990_000, 999_000, 999_900, 999_990, 999_999];
+pub const PERCENTILES_PPM: [u32; 7] = [
+    500_000, 900_000, 990_000, 999_000, 999_900, 999_990, 999_999,
+];
 
 /// Human-readable names of [`PERCENTILES_PPM`].
-pub const PERCENTILE_NAMES: [&str; 7] = ["p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "p99.9999"];
+pub const PERCENTILE_NAMES: [&str; 7] = [
+    "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "p99.9999",
+];
 
 /// The value at quantile `ppm` (parts per million) of the counts in `buckets`.
 ///
@@ -160,10 +164,9 @@ impl Summary {
 
     /// Mean of the samples, rounded down (0 when empty).
     pub const fn mean(&self) -> u64 {
-        if self.count == 0 {
-            0
-        } else {
-            self.sum / self.count
+        match self.sum.checked_div(self.count) {
+            Some(m) => m,
+            None => 0,
         }
     }
 }
@@ -238,7 +241,10 @@ mod tests {
                 let rank = (n as u128 * ppm as u128).div_ceil(1_000_000).max(1) as usize;
                 let exact = values[rank - 1];
                 let got = percentile(&buckets, ppm, s.max).unwrap();
-                assert!(got >= exact, "round {round} ppm {ppm}: {got} < exact {exact}");
+                assert!(
+                    got >= exact,
+                    "round {round} ppm {ppm}: {got} < exact {exact}"
+                );
                 assert!(
                     (got - exact) as f64 <= exact as f64 * 0.02,
                     "round {round} ppm {ppm}: {got} vs exact {exact}"
@@ -259,6 +265,9 @@ mod tests {
         assert_eq!(s.mean(), 0);
         s.add(10, 7, 100);
         s.add(30, 8, 200);
-        assert_eq!((s.min, s.max, s.mean(), s.max_seq, s.max_time), (10, 30, 20, 8, 200));
+        assert_eq!(
+            (s.min, s.max, s.mean(), s.max_seq, s.max_time),
+            (10, 30, 20, 8, 200)
+        );
     }
 }

@@ -207,12 +207,22 @@ mod tests {
                 r.push(i);
             }
             assert_eq!(r.len(), 4);
-            assert_eq!((0..5).map(|_| r.pop()).collect::<Vec<_>>(), [Some(0), Some(1), Some(2), Some(3), None]);
+            assert_eq!(
+                (0..5).map(|_| r.pop()).collect::<Vec<_>>(),
+                [Some(0), Some(1), Some(2), Some(3), None]
+            );
             assert!(r.push(9));
             assert_eq!(r.pop(), Some(9));
         }
         let c = r.counters();
-        assert_eq!(c, RingCounters { produced: 7, delivered: 5, dropped: 2 });
+        assert_eq!(
+            c,
+            RingCounters {
+                produced: 7,
+                delivered: 5,
+                dropped: 2
+            }
+        );
         assert_eq!(c.produced, c.delivered + c.dropped + r.len() as u64);
     }
 

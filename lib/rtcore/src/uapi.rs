@@ -81,7 +81,8 @@ pub const CONFIG_SIZE: usize = 8 + 8 + 8 * CPU_WORDS + 4 + 4 + 8 * NR_STAGES + 4
 /// Byte size of [`Record`].
 pub const RECORD_SIZE: usize = 64;
 /// Byte size of [`Status`].
-pub const STATUS_SIZE: usize = 8 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 8 * CPU_WORDS + 8 * CPU_WORDS + 8 * 4;
+pub const STATUS_SIZE: usize =
+    8 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 8 * CPU_WORDS + 8 * CPU_WORDS + 8 * 4;
 /// Byte size of [`Stats`] (without the buckets, which go to `buckets_ptr`).
 pub const STATS_SIZE: usize = 8 + 4 + 4 + 8 + 4 + 4 + 8 * 10 + 8 * 7;
 
@@ -103,13 +104,18 @@ struct Rd<'a> {
 
 impl Rd<'_> {
     fn u32(&mut self) -> u32 {
-        let v = u32::from_ne_bytes([self.b[self.at], self.b[self.at + 1], self.b[self.at + 2], self.b[self.at + 3]]);
+        let v = u32::from_ne_bytes([
+            self.b[self.at],
+            self.b[self.at + 1],
+            self.b[self.at + 2],
+            self.b[self.at + 3],
+        ]);
         self.at += 4;
         v
     }
     fn u64(&mut self) -> u64 {
-        let lo = self.u32() as u64;
-        let hi = self.u32() as u64;
+        let lo = u64::from(self.u32());
+        let hi = u64::from(self.u32());
         if cfg!(target_endian = "little") {
             lo | (hi << 32)
         } else {
@@ -216,7 +222,8 @@ impl Config {
             || self.stages & !known != 0
             || !(1..=99).contains(&self.priority)
             || self.flags & !CFG_FLAGS != 0
-            || (self.ring_records != 0 && (!self.ring_records.is_power_of_two() || self.ring_records > RING_MAX))
+            || (self.ring_records != 0
+                && (!self.ring_records.is_power_of_two() || self.ring_records > RING_MAX))
         {
             return Err(UapiError::Invalid);
         }
@@ -465,7 +472,18 @@ impl Stats {
             hist_layout: r.u32(),
             ..Default::default()
         };
-        for v in [&mut s.count, &mut s.min, &mut s.max, &mut s.sum, &mut s.max_seq, &mut s.max_time, &mut s.missed, &mut s.produced, &mut s.delivered, &mut s.dropped] {
+        for v in [
+            &mut s.count,
+            &mut s.min,
+            &mut s.max,
+            &mut s.sum,
+            &mut s.max_seq,
+            &mut s.max_time,
+            &mut s.missed,
+            &mut s.produced,
+            &mut s.delivered,
+            &mut s.dropped,
+        ] {
             *v = r.u64();
         }
         for p in s.percentiles.iter_mut() {
@@ -484,7 +502,18 @@ impl Stats {
         w.u64(self.buckets_ptr);
         w.u32(self.nr_buckets);
         w.u32(self.hist_layout);
-        for v in [self.count, self.min, self.max, self.sum, self.max_seq, self.max_time, self.missed, self.produced, self.delivered, self.dropped] {
+        for v in [
+            self.count,
+            self.min,
+            self.max,
+            self.sum,
+            self.max_seq,
+            self.max_time,
+            self.missed,
+            self.produced,
+            self.delivered,
+            self.dropped,
+        ] {
             w.u64(v);
         }
         for &p in self.percentiles.iter() {
@@ -570,18 +599,40 @@ mod tests {
 
     #[test]
     fn record_status_stats_round_trip() {
-        let r = Record { cpu: 3, seq: 42, expected_ns: 1 << 40, lat_ns: [1, 2, -1, -1], missed: 2, flags: REC_NO_USER };
+        let r = Record {
+            cpu: 3,
+            seq: 42,
+            expected_ns: 1 << 40,
+            lat_ns: [1, 2, -1, -1],
+            missed: 2,
+            flags: REC_NO_USER,
+        };
         let mut b = [0u8; RECORD_SIZE];
         r.encode(&mut b);
         assert_eq!(Record::decode(&b), Ok(r));
-        let s = Status { state: STATE_RUNNING, produced: 9, delivered: 7, dropped: 2, ..Default::default() };
+        let s = Status {
+            state: STATE_RUNNING,
+            produced: 9,
+            delivered: 7,
+            dropped: 2,
+            ..Default::default()
+        };
         let mut b = [0u8; STATUS_SIZE];
         s.encode(&mut b);
         assert_eq!(Status::decode(&b), Ok(s));
-        let st = Stats { cpu: 1, stage: 2, count: 5, percentiles: [1, 2, 3, 4, 5, 6, 7], ..Default::default() };
+        let st = Stats {
+            cpu: 1,
+            stage: 2,
+            count: 5,
+            percentiles: [1, 2, 3, 4, 5, 6, 7],
+            ..Default::default()
+        };
         let mut b = [0u8; STATS_SIZE];
         st.encode(&mut b);
         assert_eq!(Stats::decode(&b), Ok(st));
-        assert_eq!(Stats::decode_request(&b).map(|s| (s.cpu, s.stage)), Ok((1, 2)));
+        assert_eq!(
+            Stats::decode_request(&b).map(|s| (s.cpu, s.stage)),
+            Ok((1, 2))
+        );
     }
 }
