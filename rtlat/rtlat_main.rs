@@ -213,7 +213,8 @@ impl RtlatFile {
 impl MiscDevice for RtlatFile {
     type Ptr = KBox<Self>;
 
-    fn open(_file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<KBox<Self>> {
+    fn open(file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<KBox<Self>> {
+        rtrs::file::hold_module_while_open(file)?;
         Ok(KBox::new(
             RtlatFile {
                 id: NEXT_ID.fetch_add(1, Relaxed),

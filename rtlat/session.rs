@@ -33,11 +33,9 @@ use kernel::{
         atomic::{
             Acquire,
             Atomic,
-            Full,
             Relaxed,
             Release, //
         },
-        barrier::smp_mb,
         Arc,
         ArcBorrow,
         CondVar,
@@ -283,7 +281,7 @@ impl CpuState {
         };
         // `stop` sets `stopping` and then cancels: either it cancels this
         // timer, or we see the flag here and cancel it ourselves.
-        smp_mb(Full);
+        preempt::smp_mb();
         if self.stopping.load(Relaxed) {
             self.cancel();
         }
@@ -503,7 +501,7 @@ impl Session {
         }
         for cpu in self.cpus.iter() {
             cpu.stopping.store(true, Relaxed);
-            smp_mb(Full);
+            preempt::smp_mb();
             let task = cpu.task.load(Acquire);
             if task != 0 {
                 // SAFETY: The thread is alive until `stop` joins it.
@@ -638,7 +636,7 @@ impl Session {
         let cpu_id = preempt::current_pinned_cpu().ok_or(EINVAL)?;
         let cpu = self.cpu(cpu_id).ok_or(EINVAL)?;
         if self.state() != uapi::STATE_RUNNING {
-            return Err(ESHUTDOWN);
+            return Err(preempt::eshutdown());
         }
         if cpu.user_busy.xchg(true, Relaxed) {
             return Err(EBUSY);
@@ -656,7 +654,7 @@ impl Session {
             self.complete(cpu, prev);
         }
         if self.state() != uapi::STATE_RUNNING {
-            return Err(ESHUTDOWN);
+            return Err(preempt::eshutdown());
         }
         // Arm from here: this thread is pinned to the CPU.
         let armed_seq = cpu.seq.load(Relaxed) + 1;
@@ -666,7 +664,7 @@ impl Session {
         }
         while cpu.thread_seq.load(Acquire) < armed_seq {
             if cpu.stopping.load(Relaxed) {
-                return Err(ESHUTDOWN);
+                return Err(preempt::eshutdown());
             }
             if cpu.user_cv.wait_interruptible(&mut g) {
                 // Interrupted: the armed activation is abandoned, not measured.

@@ -69,4 +69,6 @@ extern "C" {
     pub(crate) fn rtrs_trace_puts(s: *const c_char);
     pub(crate) fn rtrs_current_pinned_cpu() -> c_int;
     pub(crate) fn rtrs_capable_rt() -> bool;
+    pub(crate) fn rtrs_smp_mb();
+    pub(crate) fn rtrs_file_hold_module(f: *mut c_void) -> c_int;
 }

@@ -186,3 +186,15 @@ pub(crate) fn trace_marker(s: &'static kernel::str::CStr) {
     // SAFETY: `s` is a NUL-terminated static string.
     unsafe { ffi::rtrs_trace_puts(s.as_char_ptr()) }
 }
+
+/// Full SMP memory barrier (`smp_mb()`).
+#[inline]
+pub(crate) fn smp_mb() {
+    // SAFETY: A barrier; no precondition.
+    unsafe { ffi::rtrs_smp_mb() }
+}
+
+/// `-ESHUTDOWN`: the session this call waited on was stopped.
+pub(crate) fn eshutdown() -> kernel::error::Error {
+    kernel::error::Error::from_errno(-(kernel::bindings::ESHUTDOWN as i32))
+}

@@ -12,7 +12,8 @@
 //! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
 //! - [`ring`]: the lock-free record ring for hard-IRQ producers;
 //! - [`sync`]: sleeping locks that can only be taken with a
-//!   [`context::Sleepable`] token.
+//!   [`context::Sleepable`] token;
+//! - [`file`]: keeping the module loaded while a device file is open.
 //!
 //! A module uses the layer by including it at its crate root:
 //!
@@ -32,6 +33,7 @@
 
 pub(crate) mod context;
 mod ffi;
+pub(crate) mod file;
 pub(crate) mod kthread;
 pub(crate) mod percpu;
 pub(crate) mod preempt;

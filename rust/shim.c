@@ -11,6 +11,9 @@
  */
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/interrupt.h>
 #include <linux/kthread.h>
 #include <linux/percpu.h>
@@ -233,4 +236,37 @@ int rtrs_current_pinned_cpu(void)
 bool rtrs_capable_rt(void)
 {
 	return capable(CAP_SYS_NICE) && capable(CAP_SYS_ADMIN);
+}
+
+/* smp_mb(): the same in every kernel version (the Rust binding changed in 7.3). */
+void rtrs_smp_mb(void)
+{
+	smp_mb();
+}
+
+/*
+ * Make the VFS hold this module while @f is open, as fops->owner does.
+ * Linux 7.2's Rust MiscDevice leaves fops->owner NULL (7.3 sets it), which
+ * lets rmmod unload a module whose device is open. Where the owner is
+ * missing, @f gets a copy of its file_operations with .owner = THIS_MODULE
+ * and a module reference, which the VFS drops after ->release() returns.
+ * Call from ->open(). Returns 0 or -ENODEV if the module is going away.
+ */
+int rtrs_file_hold_module(struct file *f)
+{
+	static struct file_operations fops;
+	static DEFINE_MUTEX(lock);
+
+	if (f->f_op->owner)
+		return 0;
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	mutex_lock(&lock);
+	if (!fops.owner) {
+		fops = *f->f_op;
+		fops.owner = THIS_MODULE;
+	}
+	mutex_unlock(&lock);
+	f->f_op = &fops;
+	return 0;
 }

@@ -47,5 +47,7 @@ s64 rtrs_ktime_get_ns(void);
 void rtrs_trace_puts(const char *s);
 int rtrs_current_pinned_cpu(void);
 bool rtrs_capable_rt(void);
+void rtrs_smp_mb(void);
+int rtrs_file_hold_module(struct file *f);
 
 #endif /* RTRS_SHIM_H */
