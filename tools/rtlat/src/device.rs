@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The /dev/rtlat device: open with clear errors, and the ioctls.
+
+use std::{
+    fs::{File, OpenOptions},
+    io::{self, Read},
+    os::{fd::AsRawFd, unix::fs::OpenOptionsExt},
+    path::Path,
+};
+
+use rtcore::{
+    hist,
+    uapi::{self, ioc, Config, Record, Stats, Status},
+};
+
+/// An open rtlat device.
+pub struct Device {
+    file: File,
+}
+
+/// Errors with the advice a user needs.
+pub fn open_error(path: &Path, e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) => format!(
+            "{}: no such device: the rtlat module is not loaded (load it with 'insmod rtlat.ko' or 'modprobe rtlat')",
+            path.display()
+        ),
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
+            "{}: permission denied: /dev/rtlat is root-only (mode 0600); run as root",
+            path.display()
+        ),
+        _ => format!("{}: {e}", path.display()),
+    }
+}
+
+fn ioctl(fd: i32, cmd: u32, arg: *mut u8) -> io::Result<()> {
+    // SAFETY: `arg` points to a buffer of the size encoded in `cmd` (or is
+    // null for commands without argument); the kernel checks the rest.
+    let rc = unsafe { libc::ioctl(fd, cmd as _, arg) };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+impl Device {
+    /// Opens the device; `nonblock` for the streaming reader.
+    pub fn open(path: &Path, nonblock: bool) -> Result<Self, String> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(if nonblock { libc::O_NONBLOCK } else { 0 })
+            .open(path)
+            .map_err(|e| open_error(path, &e))?;
+        Ok(Self { file })
+    }
+
+    fn fd(&self) -> i32 {
+        self.file.as_raw_fd()
+    }
+
+    /// The session status; also the UAPI version check.
+    pub fn status(&self) -> Result<Status, String> {
+        let mut b = [0u8; uapi::STATUS_SIZE];
+        ioctl(self.fd(), ioc::STATUS, b.as_mut_ptr()).map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOTTY) | Some(libc::EINVAL) => format!(
+                "the rtlat module does not speak UAPI version {} (status ioctl: {e}); use the tool built with the module",
+                uapi::VERSION
+            ),
+            _ => format!("status: {e}"),
+        })?;
+        Status::decode(&b).map_err(|e| {
+            format!(
+                "UAPI mismatch between tool (version {}, status {} bytes) and module: {e:?}",
+                uapi::VERSION,
+                uapi::STATUS_SIZE
+            )
+        })
+    }
+
+    /// Configures a session owned by this file.
+    pub fn config(&self, c: &Config) -> io::Result<()> {
+        let mut b = [0u8; uapi::CONFIG_SIZE];
+        c.encode(&mut b);
+        ioctl(self.fd(), ioc::CONFIG, b.as_mut_ptr())
+    }
+
+    /// Starts, stops or resets the session.
+    pub fn start(&self) -> io::Result<()> {
+        ioctl(self.fd(), ioc::START, std::ptr::null_mut())
+    }
+
+    /// Stops the session.
+    pub fn stop(&self) -> io::Result<()> {
+        ioctl(self.fd(), ioc::STOP, std::ptr::null_mut())
+    }
+
+    /// Resets the statistics.
+    pub fn reset(&self) -> io::Result<()> {
+        ioctl(self.fd(), ioc::RESET, std::ptr::null_mut())
+    }
+
+    /// Statistics and histogram of one CPU and stage.
+    pub fn stats(&self, cpu: u32, stage: usize) -> io::Result<(Stats, Vec<u64>)> {
+        let mut buckets = vec![0u64; hist::BUCKETS];
+        let req = Stats {
+            cpu,
+            stage: stage as u32,
+            buckets_ptr: buckets.as_mut_ptr() as u64,
+            nr_buckets: buckets.len() as u32,
+            ..Default::default()
+        };
+        let mut b = [0u8; uapi::STATS_SIZE];
+        req.encode(&mut b);
+        ioctl(self.fd(), ioc::STATS, b.as_mut_ptr())?;
+        let st = Stats::decode(&b).map_err(|e| io::Error::other(format!("{e:?}")))?;
+        buckets.truncate(st.nr_buckets as usize);
+        Ok((st, buckets))
+    }
+
+    /// The user stage: blocks until the next activation on the caller's CPU.
+    pub fn user_wait(&self) -> io::Result<Record> {
+        let mut b = [0u8; uapi::RECORD_SIZE];
+        ioctl(self.fd(), ioc::USER_WAIT, b.as_mut_ptr())?;
+        Record::decode(&b).map_err(|e| io::Error::other(format!("{e:?}")))
+    }
+
+    /// Reads whole records; `Ok(None)` at the end of the session.
+    pub fn read_records(&mut self, buf: &mut [u8]) -> io::Result<Option<Vec<Record>>> {
+        match self.file.read(buf) {
+            Ok(0) => Ok(None),
+            Ok(n) => Ok(Some(
+                buf[..n]
+                    .chunks_exact(uapi::RECORD_SIZE)
+                    .filter_map(|c| Record::decode(c).ok())
+                    .collect(),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A second handle on the same open file (for threads).
+    pub fn try_clone(&self) -> io::Result<Self> {
+        Ok(Self {
+            file: self.file.try_clone()?,
+        })
+    }
+}

@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rtlat: measure wake-up latency with /dev/rtlat.
+
+mod device;
+mod output;
+mod plot;
+mod report;
+mod sysinfo;
+
+use std::{
+    collections::BTreeMap,
+    fs,
+    io::{IsTerminal, Write},
+    path::PathBuf,
+    process::ExitCode,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex,
+    },
+    thread,
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+use clap::{Args, Parser, Subcommand};
+use rtcore::{
+    hist,
+    uapi::{self, Config, STAGE_IRQ, STAGE_RESPONSE, STAGE_THREAD, STAGE_USER},
+};
+
+use device::Device;
+use output::{HistColumn, Live, Unit};
+
+const LONG_ABOUT: &str = "\
+Measure wake-up latency on PREEMPT_RT with the rtlat kernel module (/dev/rtlat).
+
+Per CPU, a hard-IRQ hrtimer fires every period; rtlat reports, for every
+activation, the latency of the timer interrupt (irq), of a SCHED_FIFO kernel
+thread woken from it (thread, what timerlat reports), and with --user of a
+SCHED_FIFO user thread blocked in the device (user, what cyclictest reports)
+and its response time. Missed periods are counted, never hidden.
+
+The system is never tuned silently: CPU DMA latency, idle states, governors and
+isolation are reported, and changed only when asked (--dma-latency).
+
+EXIT STATUS
+    0  the run completed and no threshold was exceeded
+    1  error (module not loaded, permission, bad arguments, device busy, ...)
+    2  a threshold (--threshold) was exceeded; the run stopped there
+
+EXAMPLES
+    rtlat run --duration 1m --cpus 0-3 --priority 95
+    rtlat run --user --duration 10m --threshold user=100 --json run.json --svg run.svg
+    rtlat hist --duration 30s --period 200 --entries 100
+    rtlat check-json run.json";
+
+/// Measure wake-up latency on PREEMPT_RT with /dev/rtlat.
+#[derive(Parser)]
+#[command(name = "rtlat", version, about, long_about = LONG_ABOUT)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Live status, one line per CPU in cyclictest's shape, and a per-stage table.
+    Run(Common),
+    /// Histogram in rtla timerlat hist's shape, with percentiles.
+    Hist(HistArgs),
+    /// Check that a JSON report parses against this tool's schema.
+    CheckJson {
+        /// The report.
+        file: PathBuf,
+    },
+}
+
+#[derive(Args, Clone)]
+struct Common {
+    /// Device node.
+    #[arg(long, default_value = "/dev/rtlat")]
+    device: PathBuf,
+    /// How long to measure (e.g. 30s, 5m, 1h); default until Ctrl-C.
+    #[arg(short, long, value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// CPUs to measure on (list and ranges, e.g. 0-3,6); default all online.
+    #[arg(short, long)]
+    cpus: Option<String>,
+    /// Period in µs (50 to 1000000).
+    #[arg(short, long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=1_000_000))]
+    period: u64,
+    /// SCHED_FIFO priority of the measuring threads (1-99; SCHED_OTHER is refused).
+    #[arg(short = 'P', long, default_value_t = 95, value_parser = clap::value_parser!(u32).range(1..=99))]
+    priority: u32,
+    /// Stages to measure: irq and thread always, user with --user.
+    #[arg(long, value_delimiter = ',', default_value = "irq,thread")]
+    stages: Vec<String>,
+    /// Measure the user stage: one pinned, mlock'ed SCHED_FIFO thread per CPU blocks in the device.
+    #[arg(short, long)]
+    user: bool,
+    /// Stop when a stage exceeds a latency, STAGE=µs (e.g. thread=100); repeatable.
+    #[arg(short = 'T', long = "threshold", value_parser = parse_threshold)]
+    thresholds: Vec<(usize, u64)>,
+    /// With a threshold: call tracing_off() so a trace running alongside keeps the culprit.
+    #[arg(long)]
+    tracing_off: bool,
+    /// Discard the statistics of the first SECONDS.
+    #[arg(long, default_value_t = 0.0)]
+    warm_up: f64,
+    /// Print nanoseconds instead of microseconds.
+    #[arg(long)]
+    ns: bool,
+    /// No live output, only the final summary.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Write a JSON report.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write an SVG plot.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Hold /dev/cpu_dma_latency at µs during the run (default: leave it, and report it).
+    #[arg(long)]
+    dma_latency: Option<i32>,
+    /// Records per CPU ring in the kernel (power of two).
+    #[arg(long, default_value_t = 4096)]
+    ring: u32,
+}
+
+#[derive(Args, Clone)]
+struct HistArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Histogram bucket size, in the output unit.
+    #[arg(short, long, default_value_t = 1)]
+    bucket_size: u64,
+    /// Number of histogram entries.
+    #[arg(short = 'E', long, default_value_t = 256)]
+    entries: usize,
+    /// Print all-zero rows too.
+    #[arg(long)]
+    with_zeros: bool,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (num, mult) = match s.chars().last() {
+        Some('s') => (&s[..s.len() - 1], 1.0),
+        Some('m') => (&s[..s.len() - 1], 60.0),
+        Some('h') => (&s[..s.len() - 1], 3600.0),
+        Some('d') => (&s[..s.len() - 1], 86400.0),
+        _ => (s, 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("bad duration '{s}' (e.g. 30s, 5m, 1h)"))?;
+    if v.is_nan() || v <= 0.0 {
+        return Err(format!("bad duration '{s}'"));
+    }
+    Ok(Duration::from_secs_f64(v * mult))
+}
+
+fn stage_index(name: &str) -> Result<usize, String> {
+    uapi::STAGE_NAMES[..3]
+        .iter()
+        .position(|&n| n == name)
+        .ok_or_else(|| format!("unknown stage '{name}' (irq, thread, user)"))
+}
+
+fn parse_threshold(s: &str) -> Result<(usize, u64), String> {
+    let (stage, us) = s
+        .split_once('=')
+        .ok_or_else(|| format!("threshold '{s}': use STAGE=µs, e.g. thread=100"))?;
+    let us: u64 = us
+        .parse()
+        .map_err(|_| format!("threshold '{s}': bad number"))?;
+    if us == 0 {
+        return Err(format!("threshold '{s}': must be above 0"));
+    }
+    Ok((stage_index(stage)?, us * 1000))
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn install_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: The handler only stores to an atomic, which is async-signal-safe.
+        unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
+    }
+}
+
+/// Processes that have the device open (for "device busy").
+fn holders(dev: &std::path::Path) -> Vec<String> {
+    let target = fs::canonicalize(dev).unwrap_or_else(|_| dev.to_path_buf());
+    let me = std::process::id().to_string();
+    let mut out = Vec::new();
+    for p in fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let pid = p.file_name().to_string_lossy().to_string();
+        if !pid.chars().all(|c| c.is_ascii_digit()) || pid == me {
+            continue;
+        }
+        let fds = fs::read_dir(p.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten();
+        if fds
+            .filter_map(|f| fs::read_link(f.path()).ok())
+            .any(|l| l == target)
+        {
+            let comm = fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+            out.push(format!("{pid} ({})", comm.trim()));
+        }
+    }
+    out
+}
+
+/// What the streaming reader collected.
+#[derive(Default)]
+struct Stream {
+    /// Latest main-stage latency per CPU.
+    act: BTreeMap<u32, i64>,
+    /// Per CPU: worst main-stage latency per time slot.
+    slots: BTreeMap<u32, BTreeMap<u64, i64>>,
+    records: u64,
+}
+
+const SLOT_NS: u64 = 100_000_000;
+
+fn now_epoch() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
+    // SAFETY: Plain syscalls on the calling thread with initialised arguments.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(format!(
+                "cannot pin to CPU {cpu}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let p = libc::sched_param {
+            sched_priority: prio as i32,
+        };
+        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
+            return Err(format!(
+                "cannot set SCHED_FIFO {prio}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
+}
+
+struct Outcome {
+    report: report::Report,
+    hist_cols: Vec<(u32, usize, Vec<u64>, uapi::Stats)>,
+    threshold: bool,
+}
+
+fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
+    let info = sysinfo::collect();
+    if !info.realtime {
+        eprintln!(
+            "rtlat: WARNING: '{}' is not a PREEMPT_RT kernel: the numbers do not show RT behaviour",
+            info.version
+        );
+    }
+    let online = sysinfo::online_cpus();
+    let cpus = match &c.cpus {
+        Some(list) => sysinfo::parse_cpu_list(list)?,
+        None => online.clone(),
+    };
+    if cpus.is_empty() {
+        return Err("no CPU to measure on".into());
+    }
+    for cpu in &cpus {
+        if !online.contains(cpu) {
+            return Err(format!(
+                "CPU {cpu} is not online (online: {})",
+                info.online_cpus
+            ));
+        }
+        if *cpu as usize >= uapi::MAX_CPUS {
+            return Err(format!(
+                "CPU {cpu} is beyond the {} CPUs rtlat supports",
+                uapi::MAX_CPUS
+            ));
+        }
+    }
+    let mut stages = vec![STAGE_IRQ, STAGE_THREAD];
+    for s in &c.stages {
+        let i = stage_index(s)?;
+        if !stages.contains(&i) {
+            stages.push(i);
+        }
+    }
+    let user = c.user || stages.contains(&STAGE_USER);
+    if user && !stages.contains(&STAGE_USER) {
+        stages.push(STAGE_USER);
+    }
+    let main_stage = if user { STAGE_USER } else { STAGE_THREAD };
+    for (st, _) in &c.thresholds {
+        if *st == STAGE_USER && !user {
+            return Err("a user threshold needs --user".into());
+        }
+    }
+
+    let mut config = Config {
+        period_ns: c.period * 1000,
+        priority: c.priority,
+        ring_records: c.ring,
+        ..Default::default()
+    };
+    for &cpu in &cpus {
+        config.cpus[cpu as usize / 64] |= 1 << (cpu % 64);
+    }
+    config.stages = stages.iter().map(|&s| 1u32 << s).sum();
+    for &(st, ns) in &c.thresholds {
+        config.threshold_ns[st] = ns;
+    }
+    if c.tracing_off {
+        config.flags |= uapi::CFG_TRACING_OFF;
+    }
+    config
+        .validate()
+        .map_err(|e| format!("invalid settings: {e:?}"))?;
+
+    // Only when asked: hold the CPU DMA latency (and report it either way).
+    let _dma = match c.dma_latency {
+        Some(us) => {
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/cpu_dma_latency")
+                .map_err(|e| format!("/dev/cpu_dma_latency: {e}"))?;
+            f.write_all(&us.to_ne_bytes())
+                .map_err(|e| format!("/dev/cpu_dma_latency: {e}"))?;
+            Some(f)
+        }
+        None => None,
+    };
+
+    let dev = Device::open(&c.device, false)?;
+    dev.status()?;
+    dev.config(&config).map_err(|e| match e.raw_os_error() {
+        Some(libc::EBUSY) => {
+            let h = holders(&c.device);
+            format!(
+                "{}: device busy: another session is configured or running{}",
+                c.device.display(),
+                if h.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (open by {})", h.join(", "))
+                }
+            )
+        }
+        Some(libc::EPERM) => format!(
+            "{}: CAP_SYS_NICE and CAP_SYS_ADMIN are needed to measure",
+            c.device.display()
+        ),
+        _ => format!("{}: configure: {e}", c.device.display()),
+    })?;
+    if user {
+        // SAFETY: mlockall has no memory-safety preconditions.
+        if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
+            eprintln!(
+                "rtlat: WARNING: mlockall: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    install_signals();
+    let start_time = now_epoch();
+    dev.start().map_err(|e| format!("start: {e}"))?;
+    let started = Instant::now();
+
+    let stream = Arc::new(Mutex::new(Stream::default()));
+    let reader = {
+        let mut rdev = dev.try_clone().map_err(|e| format!("reader: {e}"))?;
+        let stream = stream.clone();
+        thread::spawn(move || {
+            let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
+            let mut t0: Option<u64> = None;
+            while let Ok(Some(recs)) = rdev.read_records(&mut buf) {
+                let mut s = stream.lock().unwrap();
+                for r in recs {
+                    s.records += 1;
+                    let v = r.lat_ns[main_stage];
+                    if v < 0 {
+                        continue;
+                    }
+                    let base = *t0.get_or_insert(r.expected_ns);
+                    s.act.insert(r.cpu, v);
+                    let slot = r.expected_ns.saturating_sub(base) / SLOT_NS;
+                    let e = s.slots.entry(r.cpu).or_default().entry(slot).or_insert(0);
+                    *e = (*e).max(v);
+                }
+            }
+        })
+    };
+    let stop_users = Arc::new(AtomicBool::new(false));
+    let mut users = Vec::new();
+    if user {
+        for &cpu in &cpus {
+            let udev = dev.try_clone().map_err(|e| format!("user thread: {e}"))?;
+            let stop = stop_users.clone();
+            let prio = c.priority;
+            users.push(thread::spawn(move || -> Result<(), String> {
+                set_fifo_pinned(cpu, prio)?;
+                while !stop.load(Ordering::Relaxed) {
+                    match udev.user_wait() {
+                        Ok(_) => {}
+                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                        Err(_) => break,
+                    }
+                }
+                Ok(())
+            }));
+        }
+    }
+
+    let tty = std::io::stdout().is_terminal() && !c.quiet;
+    let unit = Unit { ns: c.ns };
+    let mut warmed = c.warm_up <= 0.0;
+    let mut printed_lines = 0usize;
+    let mut last_print = Instant::now() - Duration::from_secs(1);
+    let reason;
+    loop {
+        thread::sleep(Duration::from_millis(100));
+        let st = dev.status()?;
+        let elapsed = started.elapsed();
+        if st.state == uapi::STATE_STOPPED {
+            reason = if st.stop_reason == uapi::STOP_THRESHOLD {
+                "threshold"
+            } else {
+                "error"
+            };
+            break;
+        }
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            reason = "interrupted";
+            break;
+        }
+        if c.duration.is_some_and(|d| elapsed >= d) {
+            reason = "duration";
+            break;
+        }
+        if !warmed && elapsed.as_secs_f64() >= c.warm_up {
+            dev.reset().map_err(|e| format!("reset: {e}"))?;
+            warmed = true;
+        }
+        if tty && last_print.elapsed() >= Duration::from_secs(1) {
+            last_print = Instant::now();
+            let text = live_text(
+                &dev,
+                &cpus,
+                &stages,
+                main_stage,
+                c,
+                &stream,
+                unit,
+                elapsed,
+                live_stages,
+            );
+            if printed_lines > 0 {
+                print!("\x1b[{printed_lines}A\x1b[J");
+            }
+            printed_lines = text.lines().count();
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+    }
+    dev.stop().map_err(|e| format!("stop: {e}"))?;
+    stop_users.store(true, Ordering::Relaxed);
+    for u in users {
+        if let Ok(Err(e)) = u.join() {
+            eprintln!("rtlat: user thread: {e}");
+        }
+    }
+    let _ = reader.join();
+    let end_time = now_epoch();
+    let status = dev.status()?;
+
+    // Final statistics from the module.
+    let mut cpu_reports = Vec::new();
+    let mut hist_cols = Vec::new();
+    let mut all_stages = stages.clone();
+    if user {
+        all_stages.push(STAGE_RESPONSE);
+    }
+    for &cpu in &cpus {
+        let mut sr = BTreeMap::new();
+        let mut missed = 0;
+        let mut dropped = 0;
+        for &stage in &all_stages {
+            let (st, b) = dev
+                .stats(cpu, stage)
+                .map_err(|e| format!("stats cpu {cpu}: {e}"))?;
+            missed = st.missed;
+            dropped = st.dropped;
+            let mut pct = BTreeMap::new();
+            for (k, &ppm) in hist::PERCENTILES_PPM.iter().enumerate() {
+                if let Some(v) = hist::percentile(&b, ppm, st.max) {
+                    pct.insert(hist::PERCENTILE_NAMES[k].to_string(), v);
+                }
+            }
+            sr.insert(
+                uapi::STAGE_NAMES[stage].to_string(),
+                report::StageReport {
+                    count: st.count,
+                    min_ns: st.min,
+                    avg_ns: st.sum.checked_div(st.count).unwrap_or(0),
+                    max_ns: st.max,
+                    max_seq: st.max_seq,
+                    max_time_ns: st.max_time,
+                    percentiles_ns: pct,
+                    histogram: report::Histogram::from_buckets(&b),
+                },
+            );
+            hist_cols.push((cpu, stage, b, st));
+        }
+        cpu_reports.push(report::CpuReport {
+            cpu,
+            missed,
+            dropped,
+            stages: sr,
+        });
+    }
+    let trip = (status.stop_reason == uapi::STOP_THRESHOLD).then(|| report::Trip {
+        cpu: status.trip_cpu,
+        stage: uapi::STAGE_NAMES[status.trip_stage as usize % uapi::NR_STAGES].to_string(),
+        value_ns: status.trip_value_ns,
+        seq: status.trip_seq,
+    });
+    let threshold = trip.is_some();
+    let report = report::Report {
+        schema: report::SCHEMA.into(),
+        schema_version: report::SCHEMA_VERSION,
+        tool: report::Tool {
+            name: "rtlat".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            uapi_version: uapi::VERSION,
+            module_srcversion: info.module_srcversion.clone(),
+        },
+        command_line: std::env::args().collect(),
+        start_time,
+        end_time,
+        system: report::sysinfo_json(&info),
+        settings: report::Settings {
+            period_us: c.period as f64,
+            cpus: cpus.clone(),
+            stages: stages
+                .iter()
+                .map(|&s| uapi::STAGE_NAMES[s].to_string())
+                .collect(),
+            priority: c.priority,
+            thresholds_us: c
+                .thresholds
+                .iter()
+                .map(|&(s, ns)| (uapi::STAGE_NAMES[s].to_string(), ns as f64 / 1000.0))
+                .collect(),
+            duration_s: c.duration.map(|d| d.as_secs_f64()),
+            warm_up_s: c.warm_up,
+            user_threads: user,
+            dma_latency_us: c.dma_latency,
+            tracing_off: c.tracing_off,
+        },
+        stop: report::Stop {
+            reason: if threshold {
+                "threshold".into()
+            } else {
+                reason.into()
+            },
+            trip,
+        },
+        totals: report::Totals {
+            produced: status.produced,
+            delivered: status.delivered,
+            dropped: status.dropped,
+            missed: status.missed,
+        },
+        cpus: cpu_reports,
+    };
+    if let Some(p) = &c.json {
+        let s = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        fs::write(p, s + "\n").map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if let Some(p) = &c.svg {
+        let hists: Vec<plot::HistSeries> = hist_cols
+            .iter()
+            .filter(|(_, _, _, st)| st.count > 0)
+            .map(|(cpu, stage, b, _)| plot::HistSeries {
+                name: format!("cpu{cpu} {}", uapi::STAGE_NAMES[*stage]),
+                points: b
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &n)| n > 0)
+                    .map(|(i, &n)| (hist::bucket_low(i).max(10) as f64 / 1000.0, n as f64))
+                    .collect(),
+            })
+            .collect();
+        let s = stream.lock().unwrap();
+        let times: Vec<plot::TimeSeries> = s
+            .slots
+            .iter()
+            .map(|(cpu, slots)| plot::TimeSeries {
+                name: format!("cpu{cpu} {}", uapi::STAGE_NAMES[main_stage]),
+                points: slots
+                    .iter()
+                    .map(|(&k, &v)| ((k * SLOT_NS) as f64 / 1e9, v as f64 / 1000.0))
+                    .collect(),
+            })
+            .collect();
+        let title = format!(
+            "rtlat on {} ({}), period {} µs",
+            info.release, info.machine, c.period
+        );
+        plot::write_svg(&p.to_string_lossy(), &title, &hists, &times)?;
+    }
+    Ok(Outcome {
+        report,
+        hist_cols,
+        threshold,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn live_text(
+    dev: &Device,
+    cpus: &[u32],
+    stages: &[usize],
+    main_stage: usize,
+    c: &Common,
+    stream: &Arc<Mutex<Stream>>,
+    unit: Unit,
+    elapsed: Duration,
+    table: bool,
+) -> String {
+    let act = stream.lock().unwrap().act.clone();
+    let mut s = String::new();
+    let mut rows = Vec::new();
+    for (i, &cpu) in cpus.iter().enumerate() {
+        let mut per = vec![None; uapi::NR_STAGES];
+        for &st in stages {
+            if let Ok((x, _)) = dev.stats(cpu, st) {
+                per[st] = Some(Live {
+                    count: x.count,
+                    min: if x.count == 0 { 0 } else { x.min },
+                    avg: x.sum.checked_div(x.count).unwrap_or(0),
+                    max: x.max,
+                    cur: if st == main_stage {
+                        act.get(&cpu).copied().unwrap_or(0)
+                    } else {
+                        0
+                    },
+                });
+            }
+        }
+        if let Some(l) = &per[main_stage] {
+            s += &output::cyclictest_line(i, 0, c.priority, c.period, l, unit);
+            s.push('\n');
+        }
+        rows.push((cpu, per));
+    }
+    if table {
+        s += &output::stage_table(&rows, stages, unit);
+    }
+    let e = elapsed.as_secs();
+    match c.duration {
+        Some(d) => {
+            let left = d.as_secs().saturating_sub(e);
+            s += &format!(
+                "# elapsed {:02}:{:02}:{:02}, {} s left\n",
+                e / 3600,
+                e / 60 % 60,
+                e % 60,
+                left
+            )
+        }
+        None => {
+            s += &format!(
+                "# elapsed {:02}:{:02}:{:02} (Ctrl-C to stop)\n",
+                e / 3600,
+                e / 60 % 60,
+                e % 60
+            )
+        }
+    }
+    s
+}
+
+fn summary_run(o: &Outcome, c: &Common) -> String {
+    let unit = Unit { ns: c.ns };
+    let mut s = String::new();
+    let main = if o.report.settings.user_threads {
+        "user"
+    } else {
+        "thread"
+    };
+    for (i, cpu) in o.report.cpus.iter().enumerate() {
+        if let Some(st) = cpu.stages.get(main) {
+            let l = Live {
+                count: st.count,
+                min: st.min_ns,
+                avg: st.avg_ns,
+                max: st.max_ns,
+                cur: 0,
+            };
+            s += &output::cyclictest_line(i, 0, c.priority, c.period, &l, unit);
+            s += &format!(" Missed:{} Dropped:{}\n", cpu.missed, cpu.dropped);
+        }
+    }
+    for cpu in &o.report.cpus {
+        for (name, st) in &cpu.stages {
+            let p = |k: &str| {
+                st.percentiles_ns
+                    .get(k)
+                    .map_or("-".to_string(), |v| unit.v(*v).to_string())
+            };
+            s += &format!(
+                "# cpu {:3} {:8}: count {} min {} avg {} max {} (seq {}) p50 {} p99 {} p99.9 {} p99.99 {} p99.9999 {}\n",
+                cpu.cpu,
+                name,
+                st.count,
+                unit.v(st.min_ns),
+                unit.v(st.avg_ns),
+                unit.v(st.max_ns),
+                st.max_seq,
+                p("p50"),
+                p("p99"),
+                p("p99.9"),
+                p("p99.99"),
+                p("p99.9999")
+            );
+        }
+    }
+    s
+}
+
+fn summary_hist(o: &Outcome, h: &HistArgs) -> String {
+    let prefix = |stage: usize| match stage {
+        STAGE_IRQ => "IRQ",
+        STAGE_THREAD => "Thr",
+        STAGE_USER => "Usr",
+        _ => "Rsp",
+    };
+    let cols: Vec<HistColumn> = o
+        .hist_cols
+        .iter()
+        .map(|(cpu, stage, b, st)| HistColumn {
+            name: format!("{}-{cpu:03}", prefix(*stage)),
+            buckets: b.clone(),
+            count: st.count,
+            min: st.min,
+            avg: st.sum.checked_div(st.count).unwrap_or(0),
+            max: st.max,
+        })
+        .collect();
+    let secs = (o.report.end_time - o.report.start_time).max(0.0) as u64;
+    let dur = format!(
+        "{} {:02}:{:02}:{:02}",
+        secs / 86400,
+        secs / 3600 % 24,
+        secs / 60 % 60,
+        secs % 60
+    );
+    output::histogram(
+        &cols,
+        h.bucket_size.max(1),
+        h.entries,
+        &dur,
+        h.with_zeros,
+        Unit { ns: h.common.ns },
+    )
+}
+
+fn finish(o: &Outcome, text: String) -> ExitCode {
+    print!("{text}");
+    match &o.report.stop.trip {
+        Some(t) => {
+            println!(
+                "rtlat: threshold exceeded on CPU {} ({} stage): {} ns at activation {}",
+                t.cpu, t.stage, t.value_ns, t.seq
+            );
+            ExitCode::from(2)
+        }
+        None => ExitCode::SUCCESS,
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.cmd {
+        Cmd::Run(c) => measure(c, true).map(|o| {
+            let t = summary_run(&o, c);
+            (o, t)
+        }),
+        Cmd::Hist(h) => measure(&h.common, false).map(|o| {
+            let t = summary_hist(&o, h);
+            (o, t)
+        }),
+        Cmd::CheckJson { file } => {
+            return match fs::read_to_string(file)
+                .map_err(|e| e.to_string())
+                .and_then(|s| serde_json::from_str::<report::Report>(&s).map_err(|e| e.to_string()))
+            {
+                Ok(r)
+                    if r.schema == report::SCHEMA && r.schema_version == report::SCHEMA_VERSION =>
+                {
+                    println!(
+                        "{}: valid {} v{} report, {} CPUs",
+                        file.display(),
+                        r.schema,
+                        r.schema_version,
+                        r.cpus.len()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Ok(r) => {
+                    eprintln!(
+                        "rtlat: {}: schema {} v{} is not {} v{}",
+                        file.display(),
+                        r.schema,
+                        r.schema_version,
+                        report::SCHEMA,
+                        report::SCHEMA_VERSION
+                    );
+                    ExitCode::from(1)
+                }
+                Err(e) => {
+                    eprintln!("rtlat: {}: {e}", file.display());
+                    ExitCode::from(1)
+                }
+            };
+        }
+    };
+    match result {
+        Ok((o, text)) => {
+            let code = finish(&o, text);
+            debug_assert!(o.threshold == o.report.stop.trip.is_some());
+            code
+        }
+        Err(e) => {
+            eprintln!("rtlat: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

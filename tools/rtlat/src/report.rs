@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The JSON report (`--json`): schema-versioned, one object per run.
+//! `tools/rtlat/schema/rtlat-run.schema.json` is its JSON Schema.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sysinfo::SysInfo;
+
+/// Name of the schema.
+pub const SCHEMA: &str = "rtlat-run";
+/// Version of the schema; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    pub schema: String,
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub command_line: Vec<String>,
+    /// Wall-clock start and end, seconds since the epoch.
+    pub start_time: f64,
+    pub end_time: f64,
+    pub system: SysInfoJson,
+    pub settings: Settings,
+    pub stop: Stop,
+    pub totals: Totals,
+    pub cpus: Vec<CpuReport>,
+}
+
+/// Tool, module and UAPI versions.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+    pub uapi_version: u32,
+    pub module_srcversion: Option<String>,
+}
+
+/// System metadata ([`SysInfo`]), as written.
+pub type SysInfoJson = serde_json::Value;
+
+/// What was asked for.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub period_us: f64,
+    pub cpus: Vec<u32>,
+    pub stages: Vec<String>,
+    pub priority: u32,
+    pub thresholds_us: BTreeMap<String, f64>,
+    pub duration_s: Option<f64>,
+    pub warm_up_s: f64,
+    pub user_threads: bool,
+    pub dma_latency_us: Option<i32>,
+    pub tracing_off: bool,
+}
+
+/// Why the run ended.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Stop {
+    /// `duration`, `interrupted`, `threshold` or `error`.
+    pub reason: String,
+    pub trip: Option<Trip>,
+}
+
+/// The activation that exceeded a threshold.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Trip {
+    pub cpu: u32,
+    pub stage: String,
+    pub value_ns: u64,
+    pub seq: u64,
+}
+
+/// Totals over all CPUs.
+#[derive(Serialize, Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Totals {
+    pub produced: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub missed: u64,
+}
+
+/// One CPU.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct CpuReport {
+    pub cpu: u32,
+    pub missed: u64,
+    pub dropped: u64,
+    pub stages: BTreeMap<String, StageReport>,
+}
+
+/// One stage on one CPU; all values in ns.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct StageReport {
+    pub count: u64,
+    pub min_ns: u64,
+    pub avg_ns: u64,
+    pub max_ns: u64,
+    pub max_seq: u64,
+    /// CLOCK_MONOTONIC expected expiry of the activation of the max.
+    pub max_time_ns: u64,
+    pub percentiles_ns: BTreeMap<String, u64>,
+    pub histogram: Histogram,
+}
+
+/// Non-empty buckets of the log-linear histogram.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Histogram {
+    /// `log-linear`, with `sub_bits` and `octaves` of `rtcore::hist`.
+    pub layout: String,
+    pub sub_bits: u32,
+    pub octaves: u32,
+    /// `[low_ns, high_ns, count]` per non-empty bucket, in order.
+    pub buckets: Vec<[u64; 3]>,
+}
+
+impl Histogram {
+    /// From the raw buckets.
+    pub fn from_buckets(b: &[u64]) -> Self {
+        Self {
+            layout: "log-linear".into(),
+            sub_bits: rtcore::hist::SUB_BITS,
+            octaves: rtcore::hist::OCTAVES,
+            buckets: b
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n != 0)
+                .map(|(i, &n)| {
+                    [
+                        rtcore::hist::bucket_low(i),
+                        rtcore::hist::bucket_high(i).min(u64::MAX / 2),
+                        n,
+                    ]
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Serialises `info` for the report.
+pub fn sysinfo_json(info: &SysInfo) -> SysInfoJson {
+    serde_json::to_value(info).unwrap_or(serde_json::Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report as `measure` builds it, from synthetic data.
+    fn sample() -> Report {
+        let mut b = vec![0u64; rtcore::hist::BUCKETS];
+        b[rtcore::hist::bucket_of(4_000)] = 900;
+        b[rtcore::hist::bucket_of(31_000)] = 1;
+        let mut pct = BTreeMap::new();
+        pct.insert("p50".to_string(), 4_031);
+        let stage = StageReport {
+            count: 901,
+            min_ns: 3_990,
+            avg_ns: 4_030,
+            max_ns: 31_000,
+            max_seq: 77,
+            max_time_ns: 123_456_789,
+            percentiles_ns: pct,
+            histogram: Histogram::from_buckets(&b),
+        };
+        let mut stages = BTreeMap::new();
+        stages.insert("thread".to_string(), stage.clone());
+        stages.insert("irq".to_string(), stage);
+        Report {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "rtlat".into(),
+                version: "0.1.0".into(),
+                uapi_version: 1,
+                module_srcversion: None,
+            },
+            command_line: vec!["rtlat".into(), "run".into()],
+            start_time: 1.0,
+            end_time: 2.0,
+            system: sysinfo_json(&crate::sysinfo::collect()),
+            settings: Settings {
+                period_us: 1000.0,
+                cpus: vec![0],
+                stages: vec!["irq".into(), "thread".into()],
+                priority: 95,
+                thresholds_us: BTreeMap::new(),
+                duration_s: Some(1.0),
+                warm_up_s: 0.0,
+                user_threads: false,
+                dma_latency_us: None,
+                tracing_off: false,
+            },
+            stop: Stop {
+                reason: "threshold".into(),
+                trip: Some(Trip {
+                    cpu: 0,
+                    stage: "thread".into(),
+                    value_ns: 31_000,
+                    seq: 77,
+                }),
+            },
+            totals: Totals {
+                produced: 901,
+                delivered: 901,
+                dropped: 0,
+                missed: 3,
+            },
+            cpus: vec![CpuReport {
+                cpu: 0,
+                missed: 3,
+                dropped: 0,
+                stages,
+            }],
+        }
+    }
+
+    #[test]
+    fn report_validates_against_the_schema() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../schema/rtlat-run.schema.json")).unwrap();
+        let v = serde_json::to_value(sample()).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&v)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        // And a broken one does not.
+        let mut bad = v.clone();
+        bad["settings"]["priority"] = 0.into();
+        assert!(!validator.is_valid(&bad));
+        bad = v;
+        bad["surprise"] = 1.into();
+        assert!(!validator.is_valid(&bad));
+    }
+
+    #[test]
+    fn typed_round_trip() {
+        let s = serde_json::to_string(&sample()).unwrap();
+        let r: Report = serde_json::from_str(&s).unwrap();
+        assert_eq!(r.cpus[0].stages["thread"].histogram.buckets.len(), 2);
+        assert_eq!(r.stop.trip.unwrap().value_ns, 31_000);
+        assert!(serde_json::from_str::<Report>(&s.replace("\"totals\"", "\"totalz\"")).is_err());
+    }
+}
