@@ -150,6 +150,51 @@ impl Histogram {
     }
 }
 
+impl Report {
+    /// Checks that the numbers agree with each other: what the module
+    /// counted per CPU and in total, and each stage's histogram and summary.
+    pub fn consistency(&self) -> Result<(), String> {
+        let t = &self.totals;
+        if t.produced != t.delivered + t.dropped {
+            return Err(format!(
+                "produced {} != delivered {} + dropped {}",
+                t.produced, t.delivered, t.dropped
+            ));
+        }
+        let main: u64 = self
+            .cpus
+            .iter()
+            .filter_map(|c| c.stages.get("thread"))
+            .map(|s| s.count)
+            .sum();
+        if main != t.produced {
+            return Err(format!(
+                "thread samples {main} != records produced {}",
+                t.produced
+            ));
+        }
+        let missed: u64 = self.cpus.iter().map(|c| c.missed).sum();
+        if missed != t.missed {
+            return Err(format!("missed per CPU {missed} != total {}", t.missed));
+        }
+        for c in &self.cpus {
+            for (name, s) in &c.stages {
+                let n: u64 = s.histogram.buckets.iter().map(|b| b[2]).sum();
+                if n != s.count {
+                    return Err(format!(
+                        "cpu {} {name}: histogram holds {n}, count is {}",
+                        c.cpu, s.count
+                    ));
+                }
+                if s.count > 0 && !(s.min_ns <= s.avg_ns && s.avg_ns <= s.max_ns) {
+                    return Err(format!("cpu {} {name}: min/avg/max out of order", c.cpu));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Serialises `info` for the report.
 pub fn sysinfo_json(info: &SysInfo) -> SysInfoJson {
     serde_json::to_value(info).unwrap_or(serde_json::Value::Null)
@@ -253,7 +298,11 @@ mod tests {
         let s = serde_json::to_string(&sample()).unwrap();
         let r: Report = serde_json::from_str(&s).unwrap();
         assert_eq!(r.cpus[0].stages["thread"].histogram.buckets.len(), 2);
-        assert_eq!(r.stop.trip.unwrap().value_ns, 31_000);
+        assert_eq!(r.stop.trip.as_ref().unwrap().value_ns, 31_000);
+        assert_eq!(r.consistency(), Ok(()));
+        let mut bad = r.clone();
+        bad.totals.dropped = 5;
+        assert!(bad.consistency().is_err());
         assert!(serde_json::from_str::<Report>(&s.replace("\"totals\"", "\"totalz\"")).is_err());
     }
 }

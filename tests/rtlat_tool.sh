@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The rtlat command-line tool in the guest: each mode runs, the JSON report
+# is valid and consistent with the module's statistics, the SVG is produced
+# and well-formed, a forced threshold exits 2, a missing module exits 1 with
+# a message saying how to load it.
+
+DIR=$(dirname "$(readlink -f "$0")")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/rtrs_lib.sh"
+
+ktap_print_header
+if [ "$(id -u)" != 0 ]; then
+	ktap_skip_all "must be run as root"
+	exit "$KSFT_SKIP"
+fi
+if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
+	ktap_skip_all "rtlat tool or rtlat.ko not installed"
+	exit "$KSFT_SKIP"
+fi
+ktap_set_plan 11
+tmp=$(mktemp -d)
+rmmod rtlat 2>/dev/null
+
+rtlat run --duration 1s -q >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "not loaded" "$tmp/out"; then
+	ktap_test_pass "missing module: exit 1 with advice"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
+	ktap_test_fail "missing module: exit 1 with advice"
+fi
+
+insmod "$mod"
+rtlat run --duration 2s -q --json "$tmp/run.json" --svg "$tmp/run.svg" >"$tmp/out" 2>&1
+rc=$?
+ktap_print_msg "$(head -3 "$tmp/out")"
+ktap_test_result "run: exit 0" [ $rc = 0 ]
+ktap_test_result "run: cyclictest-shaped summary" grep -q '^T: 0 (' "$tmp/out"
+if rtlat check-json "$tmp/run.json" >"$tmp/chk" 2>&1; then
+	ktap_test_pass "run: JSON valid and consistent"
+else
+	ktap_print_msg "$(cat "$tmp/chk")"
+	ktap_test_fail "run: JSON valid and consistent"
+fi
+if head -c 4 "$tmp/run.svg" | grep -q '<svg' && tail -c 16 "$tmp/run.svg" | grep -q '</svg>'; then
+	ktap_test_pass "run: SVG written and well-formed"
+else
+	ktap_test_fail "run: SVG written and well-formed"
+fi
+
+rtlat run --user --duration 2s -q --json "$tmp/user.json" >"$tmp/out" 2>&1
+rc=$?
+ktap_test_result "run --user: exit 0" [ $rc = 0 ]
+if rtlat check-json "$tmp/user.json" >/dev/null 2>&1 && grep -q '"user"' "$tmp/user.json" &&
+	grep -q '"response"' "$tmp/user.json"; then
+	ktap_test_pass "run --user: user and response stages reported"
+else
+	ktap_test_fail "run --user: user and response stages reported"
+fi
+
+rtlat hist --duration 1s -q >"$tmp/hist" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q '^# RTLA timerlat histogram' "$tmp/hist" && grep -q '^count:' "$tmp/hist" &&
+	grep -q '^p99.9999:' "$tmp/hist"; then
+	ktap_test_pass "hist: rtla-shaped histogram with percentiles"
+else
+	ktap_print_msg "exit $rc: $(head -5 "$tmp/hist")"
+	ktap_test_fail "hist: rtla-shaped histogram with percentiles"
+fi
+
+rtlat run --duration 20s --threshold thread=1 -q --json "$tmp/trip.json" >"$tmp/out" 2>&1
+rc=$?
+ktap_print_msg "$(grep threshold "$tmp/out")"
+ktap_test_result "threshold exceeded: exit 2" [ $rc = 2 ]
+ktap_test_result "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
+
+rtlat run --duration 1s --cpus 999 -q >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "not online" "$tmp/out"; then
+	ktap_test_pass "offline CPU refused: exit 1"
+else
+	ktap_test_fail "offline CPU refused: exit 1"
+fi
+rmmod rtlat
+rm -rf "$tmp"
+ktap_finished
