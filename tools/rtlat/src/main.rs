@@ -816,14 +816,22 @@ fn main() -> ExitCode {
                 Ok(r)
                     if r.schema == report::SCHEMA && r.schema_version == report::SCHEMA_VERSION =>
                 {
-                    println!(
-                        "{}: valid {} v{} report, {} CPUs",
-                        file.display(),
-                        r.schema,
-                        r.schema_version,
-                        r.cpus.len()
-                    );
-                    ExitCode::SUCCESS
+                    match r.consistency() {
+                        Ok(()) => {
+                            println!(
+                                "{}: valid {} v{} report, {} CPUs, consistent",
+                                file.display(),
+                                r.schema,
+                                r.schema_version,
+                                r.cpus.len()
+                            );
+                            ExitCode::SUCCESS
+                        }
+                        Err(e) => {
+                            eprintln!("rtlat: {}: inconsistent: {e}", file.display());
+                            ExitCode::from(1)
+                        }
+                    }
                 }
                 Ok(r) => {
                     eprintln!(
