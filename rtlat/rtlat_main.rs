@@ -15,6 +15,7 @@
 //! records.
 
 use kernel::{
+    ffi::c_uint,
     fs::{
         file::flags::O_NONBLOCK,
         File,
@@ -34,6 +35,7 @@ use kernel::{
             Atomic,
             Relaxed, //
         },
+        poll::PollTable,
         Arc, //
     },
     uaccess::{
@@ -214,7 +216,7 @@ impl MiscDevice for RtlatFile {
     type Ptr = KBox<Self>;
 
     fn open(file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<KBox<Self>> {
-        rtrs::file::hold_module_while_open(file)?;
+        rtrs::file::setup::<RtlatFile>(file)?;
         Ok(KBox::new(
             RtlatFile {
                 id: NEXT_ID.fetch_add(1, Relaxed),
@@ -390,6 +392,24 @@ impl MiscDevice for RtlatFile {
                 );
             }
         }
+    }
+}
+
+impl rtrs::file::Poll for RtlatFile {
+    fn poll(file: &File, table: &PollTable<'_>) -> c_uint {
+        let Some(session) = SHARED.lock().session.clone() else {
+            return rtrs::file::POLL_HUP;
+        };
+        table.register_wait(file, &session.readable);
+        let mut mask = 0;
+        if session.cpus.iter().any(|c| !c.ring.is_empty()) {
+            mask |= rtrs::file::POLL_READABLE;
+        }
+        if session.state() == uapi::STATE_STOPPED {
+            // End of the stream: read() returns what is left, then 0.
+            mask |= rtrs::file::POLL_READABLE | rtrs::file::POLL_HUP;
+        }
+        mask
     }
 }
 

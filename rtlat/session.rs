@@ -26,7 +26,11 @@
 //! `produced == delivered + dropped + queued`.
 
 use kernel::{
-    bindings, c_str, new_condvar, new_mutex,
+    bindings,
+    c_str,
+    new_condvar,
+    new_mutex,
+    new_poll_condvar,
     prelude::*,
     sync::{
         aref::ARef,
@@ -36,6 +40,7 @@ use kernel::{
             Relaxed,
             Release, //
         },
+        poll::PollCondVar,
         Arc,
         ArcBorrow,
         CondVar,
@@ -337,7 +342,7 @@ pub(crate) struct Session {
     #[pin]
     readers: Mutex<u64>,
     #[pin]
-    readable: CondVar,
+    pub(crate) readable: PollCondVar,
     /// Serialises `read()` callers (the rings have a single consumer).
     #[pin]
     pub(crate) read_lock: Mutex<()>,
@@ -419,7 +424,7 @@ impl Session {
                 started_ns: Atomic::new(0),
                 threads <- new_mutex!(KVec::new()),
                 readers <- new_mutex!(0),
-                readable <- new_condvar!(),
+                readable <- new_poll_condvar!(),
                 read_lock <- new_mutex!(()),
             }),
             GFP_KERNEL,

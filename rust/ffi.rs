@@ -70,5 +70,8 @@ extern "C" {
     pub(crate) fn rtrs_current_pinned_cpu() -> c_int;
     pub(crate) fn rtrs_capable_rt() -> bool;
     pub(crate) fn rtrs_smp_mb();
-    pub(crate) fn rtrs_file_hold_module(f: *mut c_void) -> c_int;
+    pub(crate) fn rtrs_file_setup(
+        f: *mut c_void,
+        poll: Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_uint>,
+    ) -> c_int;
 }

@@ -1,21 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Device files.
+//! Device files: what `MiscDevice` does not offer yet.
 
 use kernel::{
+    bindings,
+    ffi::{
+        c_uint,
+        c_void, //
+    },
     fs::File,
-    prelude::*, //
+    prelude::*,
+    sync::poll::PollTable, //
 };
 
 use super::ffi;
 
-/// Makes the VFS hold the module while `file` is open, so that `rmmod` is
-/// refused until it is closed. Call it from `MiscDevice::open`.
+/// `EPOLLIN | EPOLLRDNORM`: readable.
+pub(crate) const POLL_READABLE: c_uint = 0x0001 | 0x0040;
+/// `EPOLLHUP`: the other side is gone (e.g. the session stopped).
+pub(crate) const POLL_HUP: c_uint = 0x0010;
+
+/// A device's `poll()`: register on the wait queues that signal readiness
+/// through `table`, and return the current `POLL_*` mask.
+pub(crate) trait Poll {
+    /// Called for `poll()`/`select()`/`epoll` on `file`.
+    fn poll(file: &File, table: &PollTable<'_>) -> c_uint;
+}
+
+/// The C `poll` entry point for a [`Poll`] implementation.
 ///
-/// Linux 7.3's `MiscDevice` already sets `fops->owner`, and then this does
-/// nothing; Linux 7.2's does not, and without this a module could be unloaded
-/// under an open file.
-pub(crate) fn hold_module_while_open(file: &File) -> Result {
-    // SAFETY: `file` is a valid, open file, being opened by the caller.
-    kernel::error::to_result(unsafe { ffi::rtrs_file_hold_module(file.as_ptr().cast()) })
+/// # Safety
+///
+/// Called by the VFS with a valid open file and poll table.
+unsafe extern "C" fn poll_trampoline<P: Poll>(file: *mut c_void, table: *mut c_void) -> c_uint {
+    // SAFETY: The VFS passes a valid file, alive for the call.
+    let file = unsafe { File::from_raw_file(file.cast::<bindings::file>()) };
+    // SAFETY: The VFS passes a valid poll table (or NULL, which `poll_wait`
+    // accepts), alive for the call.
+    let table = unsafe { PollTable::from_raw(table.cast()) };
+    P::poll(file, &table)
+}
+
+/// Sets `file` up from `MiscDevice::open`: the VFS holds the module while
+/// the file is open (so `rmmod` is refused until it is closed; Linux 7.2's
+/// `MiscDevice` does not arrange that) and, with `P`, `poll()` works.
+pub(crate) fn setup<P: Poll>(file: &File) -> Result {
+    // SAFETY: `file` is a valid file being opened; the trampoline matches the
+    // C `poll` signature (pointers and the `__poll_t` bit mask).
+    kernel::error::to_result(unsafe {
+        ffi::rtrs_file_setup(file.as_ptr().cast(), Some(poll_trampoline::<P>))
+    })
 }

@@ -13,7 +13,8 @@
 //! - [`ring`]: the lock-free record ring for hard-IRQ producers;
 //! - [`sync`]: sleeping locks that can only be taken with a
 //!   [`context::Sleepable`] token;
-//! - [`file`]: keeping the module loaded while a device file is open.
+//! - [`file`]: `poll()` for misc devices, and keeping the module loaded
+//!   while a device file is open.
 //!
 //! A module uses the layer by including it at its crate root:
 //!

@@ -17,6 +17,7 @@
 #include <linux/interrupt.h>
 #include <linux/kthread.h>
 #include <linux/percpu.h>
+#include <linux/poll.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
@@ -245,26 +246,27 @@ void rtrs_smp_mb(void)
 }
 
 /*
- * Make the VFS hold this module while @f is open, as fops->owner does.
- * Linux 7.2's Rust MiscDevice leaves fops->owner NULL (7.3 sets it), which
- * lets rmmod unload a module whose device is open. Where the owner is
- * missing, @f gets a copy of its file_operations with .owner = THIS_MODULE
- * and a module reference, which the VFS drops after ->release() returns.
- * Call from ->open(). Returns 0 or -ENODEV if the module is going away.
+ * Give @f this module's own copy of its file_operations, from ->open():
+ *  - with .owner = THIS_MODULE, so the VFS holds the module while @f is open
+ *    (Linux 7.2's Rust MiscDevice leaves fops->owner NULL; 7.3 sets it, and
+ *    then the reference the VFS took at open is the one it drops at close);
+ *  - with .poll = @poll when non-NULL (7.3's MiscDevice has no poll hook).
+ * The copy is made once per module; every caller passes the same @poll.
+ * Returns 0, or -ENODEV if the module is going away.
  */
-int rtrs_file_hold_module(struct file *f)
+int rtrs_file_setup(struct file *f,
+		    __poll_t (*poll)(struct file *, struct poll_table_struct *))
 {
 	static struct file_operations fops;
 	static DEFINE_MUTEX(lock);
 
-	if (f->f_op->owner)
-		return 0;
-	if (!try_module_get(THIS_MODULE))
+	if (!f->f_op->owner && !try_module_get(THIS_MODULE))
 		return -ENODEV;
 	mutex_lock(&lock);
 	if (!fops.owner) {
 		fops = *f->f_op;
 		fops.owner = THIS_MODULE;
+		fops.poll = poll;
 	}
 	mutex_unlock(&lock);
 	f->f_op = &fops;

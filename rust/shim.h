@@ -7,7 +7,9 @@
 #ifndef RTRS_SHIM_H
 #define RTRS_SHIM_H
 
+#include <linux/fs.h>
 #include <linux/percpu.h>
+#include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 
@@ -48,6 +50,7 @@ void rtrs_trace_puts(const char *s);
 int rtrs_current_pinned_cpu(void);
 bool rtrs_capable_rt(void);
 void rtrs_smp_mb(void);
-int rtrs_file_hold_module(struct file *f);
+int rtrs_file_setup(struct file *f,
+		    __poll_t (*poll)(struct file *, struct poll_table_struct *));
 
 #endif /* RTRS_SHIM_H */

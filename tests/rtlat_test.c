@@ -9,12 +9,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -402,6 +404,46 @@ TEST_F(dev, threshold_trips)
 	       (unsigned long long)s.trip_seq, (unsigned long long)s.trip_value_ns);
 	/* The readers get what was measured, then EOF. */
 	ASSERT_LT(0, drain(_metadata, self->fd, per_cpu, cpus_online()));
+}
+
+TEST_F(dev, poll_and_epoll)
+{
+	struct rtlat_config c;
+	struct pollfd p = { .events = POLLIN };
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	__u64 per_cpu[RTLAT_MAX_CPUS] = { 0 };
+	int reader, ep;
+
+	default_config(&c);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	reader = open_dev(O_NONBLOCK);
+	ASSERT_LE(0, reader);
+	p.fd = reader;
+	/* Configured, not started: nothing to read. */
+	ASSERT_EQ(0, poll(&p, 1, 0));
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, reader, &ev));
+	ASSERT_EQ(0, epoll_wait(ep, &out, 1, 0));
+
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	/* Records arrive: both wake up. */
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_TRUE(p.revents & POLLIN);
+	ASSERT_EQ(1, epoll_wait(ep, &out, 1, 5000));
+	ASSERT_TRUE(out.events & EPOLLIN);
+
+	/* Stopped and drained: end of stream. */
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	close(reader);
+	reader = open_dev(0);
+	ASSERT_LE(0, reader);
+	ASSERT_LT(0, drain(_metadata, reader, per_cpu, cpus_online()));
+	p.fd = reader;
+	ASSERT_EQ(1, poll(&p, 1, 1000));
+	ASSERT_TRUE(p.revents & POLLHUP);
+	close(ep);
+	close(reader);
 }
 
 struct waiter {
