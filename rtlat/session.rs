@@ -26,11 +26,7 @@
 //! `produced == delivered + dropped + queued`.
 
 use kernel::{
-    bindings,
-    c_str,
-    new_condvar,
-    new_mutex,
-    new_poll_condvar,
+    bindings, c_str, new_condvar, new_mutex, new_poll_condvar,
     prelude::*,
     sync::{
         aref::ARef,
@@ -217,7 +213,7 @@ crate::hard_timer! {
 }
 
 impl CpuState {
-    fn new(cpu: u32, config: &Config) -> Result<Pin<Arc<Self>>> {
+    fn new(cpu: u32, config: &Config) -> Result<Arc<Self>> {
         let ring_records = if config.ring_records == 0 {
             uapi::RING_DEFAULT
         } else {
@@ -253,8 +249,7 @@ impl CpuState {
             }),
             GFP_KERNEL,
         )?;
-        // SAFETY: `Arc::pin_init` gives a pinned `Arc`; we never move out of it.
-        Ok(unsafe { Pin::new_unchecked(s) })
+        Ok(s)
     }
 
     /// Arms the next activation; must run on this CPU (pinned timer).
@@ -330,7 +325,7 @@ struct Trip {
 #[pin_data]
 pub(crate) struct Session {
     pub(crate) config: Config,
-    pub(crate) cpus: KVec<Pin<Arc<CpuState>>>,
+    pub(crate) cpus: KVec<Arc<CpuState>>,
     state: Atomic<u32>,
     stop_reason: Atomic<u32>,
     #[pin]
@@ -351,7 +346,7 @@ pub(crate) struct Session {
 /// Data of one CPU's kernel thread.
 pub(crate) struct Worker {
     session: Arc<Session>,
-    cpu: Pin<Arc<CpuState>>,
+    cpu: Arc<CpuState>,
 }
 
 impl RtThreadFn for Worker {
@@ -602,7 +597,7 @@ impl Session {
         }
     }
 
-    pub(crate) fn cpu(&self, cpu: u32) -> Option<&Pin<Arc<CpuState>>> {
+    pub(crate) fn cpu(&self, cpu: u32) -> Option<&Arc<CpuState>> {
         self.cpus.iter().find(|c| c.cpu == cpu)
     }
 

@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Load and unload each sample of the RT-safe layer and check what it reports.
+
+DIR=$(dirname "$(readlink -f "$0")")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/rtrs_lib.sh"
+
+ktap_print_header
+if [ "$(id -u)" != 0 ]; then
+	ktap_skip_all "must be run as root"
+	exit "$KSFT_SKIP"
+fi
+
+# module:expected kernel log line
+SAMPLES="rtrs_raw_spinlock:counted 3 events under a raw spinlock
+rtrs_percpu:counted 1 hit(s), on CPU
+rtrs_rt_thread:handled request 1
+rtrs_hard_timer:10 hard-IRQ ticks, 10 records drained"
+
+ktap_set_plan 4
+while IFS=: read -r mod want; do
+	if ! ko=$(rtrs_module "$mod"); then
+		ktap_test_skip "$mod: not installed"
+		continue
+	fi
+	mark=$(rtrs_dmesg_mark)
+	insmod "$ko"
+	line=$(rtrs_dmesg_since "$mark" | grep "$mod: " | tail -1)
+	rmmod "$mod"
+	ktap_print_msg "${line#*] }"
+	case "$line" in
+	*"$want"*)
+		if rtrs_loaded "$mod"; then
+			ktap_test_fail "$mod: still loaded after rmmod"
+		else
+			ktap_test_pass "$mod"
+		fi
+		;;
+	*) ktap_test_fail "$mod: expected '$want'" ;;
+	esac
+done <<EOT
+$SAMPLES
+EOT
+ktap_finished
