@@ -556,7 +556,7 @@ TEST_F_TIMEOUT(dev, fuzz_ioctl_and_read, 600)
 			memcpy(buf, &c, sizeof(c));
 			cmd = RTLAT_IOC_CONFIG;
 		}
-		if (kind == 1) {
+		if (kind >= 1 && kind <= 4) {
 			(void)read(fd, buf, rand_r(&seed) % sizeof(buf));
 		} else if (kind < 10) {
 			(void)ioctl(fd, cmd, (void *)(unsigned long)rand_r(&seed));
