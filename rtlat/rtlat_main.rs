@@ -87,6 +87,7 @@ module! {
 struct RtlatModule {
     #[pin]
     misc: MiscDeviceRegistration<RtlatFile>,
+    _hotplug: rtrs::cpuhp::Registration<RtlatFile>,
 }
 
 /// The session and who owns it, shared by every open file.
@@ -111,6 +112,7 @@ impl kernel::InPlaceModule for RtlatModule {
         // SAFETY: Called once, before anything can use the lock.
         unsafe { SHARED.init() };
         try_pin_init!(Self {
+            _hotplug: rtrs::cpuhp::Registration::new(c"rtlat:online")?,
             misc <- MiscDeviceRegistration::register(MiscDeviceOptions { name: c"rtlat" }),
         })
     }
@@ -391,6 +393,15 @@ impl MiscDevice for RtlatFile {
                     cpu.ring.counters().dropped
                 );
             }
+        }
+    }
+}
+
+impl rtrs::cpuhp::CpuHotplug for RtlatFile {
+    fn offline(cpu: u32) {
+        let session = SHARED.lock().session.clone();
+        if let Some(s) = session {
+            s.cpu_offline(cpu);
         }
     }
 }

@@ -167,8 +167,11 @@ pub(crate) struct CpuState {
     pub(crate) ring: KRing<Record>,
     pub(crate) stats: KVec<StageStats>,
     pub(crate) missed: Atomic<u64>,
-    /// Stop sampling (set by stop and by a threshold trip).
+    /// Stop sampling (set by stop, by a threshold trip, and when the CPU
+    /// goes offline).
     stopping: Atomic<bool>,
+    /// The CPU went offline during the session; sampling there stopped.
+    went_offline: Atomic<bool>,
 }
 
 /// What only the user waiter touches: the record waiting for its response time.
@@ -246,6 +249,7 @@ impl CpuState {
                 stats,
                 missed: Atomic::new(0),
                 stopping: Atomic::new(false),
+                went_offline: Atomic::new(false),
             }),
             GFP_KERNEL,
         )?;
@@ -587,6 +591,24 @@ impl Session {
         self.halt(uapi::STOP_THRESHOLD);
     }
 
+    /// `cpu` is going offline (called on it, in task context): stop sampling
+    /// there for the rest of the session. Its thread finishes, its timer is
+    /// cancelled, a user waiter there gets `-ESHUTDOWN`; the others go on.
+    pub(crate) fn cpu_offline(&self, cpu: u32) {
+        let Some(c) = self.cpu(cpu) else { return };
+        c.went_offline.store(true, Relaxed);
+        c.stopping.store(true, Relaxed);
+        preempt::smp_mb();
+        c.cancel();
+        let task = c.task.load(Acquire);
+        if task != 0 {
+            // SAFETY: `task_ref` keeps the task alive while `c` lives.
+            unsafe { bindings::wake_up_process(task as *mut bindings::task_struct) };
+        }
+        let _g = c.user_lock.lock();
+        c.user_cv.notify_all();
+    }
+
     /// Resets every statistic (sampling continues).
     pub(crate) fn reset(&self) {
         for cpu in self.cpus.iter() {
@@ -616,7 +638,7 @@ impl Session {
         for c in self.cpus.iter() {
             let i = c.cpu as usize;
             s.cpus[i / 64] |= 1 << (i % 64);
-            if !preempt::cpu_online(c.cpu) {
+            if c.went_offline.load(Relaxed) || !preempt::cpu_online(c.cpu) {
                 s.offline[i / 64] |= 1 << (i % 64);
             }
             let k = c.ring.counters();

@@ -70,6 +70,12 @@ extern "C" {
     pub(crate) fn rtrs_current_pinned_cpu() -> c_int;
     pub(crate) fn rtrs_capable_rt() -> bool;
     pub(crate) fn rtrs_smp_mb();
+    pub(crate) fn rtrs_cpuhp_add(
+        name: *const c_char,
+        online: Option<unsafe extern "C" fn(c_uint) -> c_int>,
+        offline: Option<unsafe extern "C" fn(c_uint) -> c_int>,
+    ) -> c_int;
+    pub(crate) fn rtrs_cpuhp_remove(state: c_int);
     pub(crate) fn rtrs_file_setup(
         f: *mut c_void,
         poll: Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_uint>,

@@ -10,6 +10,7 @@
 //! - [`preempt`]: preemption and migration guards;
 //! - [`percpu`]: per-CPU storage with access pinned to a CPU;
 //! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
+//! - [`cpuhp`]: CPU hotplug notifications;
 //! - [`ring`]: the lock-free record ring for hard-IRQ producers;
 //! - [`sync`]: sleeping locks that can only be taken with a
 //!   [`context::Sleepable`] token;
@@ -33,6 +34,7 @@
 )]
 
 pub(crate) mod context;
+pub(crate) mod cpuhp;
 mod ffi;
 pub(crate) mod file;
 pub(crate) mod kthread;

@@ -10,6 +10,7 @@
  * object file).
  */
 #include <linux/capability.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -271,4 +272,21 @@ int rtrs_file_setup(struct file *f,
 	mutex_unlock(&lock);
 	f->f_op = &fops;
 	return 0;
+}
+
+/*
+ * cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, @name, @online, @offline):
+ * a dynamic hotplug state; @offline runs on a CPU going down, in task
+ * context. Returns the state (> 0) or a negative errno.
+ */
+int rtrs_cpuhp_add(const char *name, int (*online)(unsigned int),
+		   int (*offline)(unsigned int))
+{
+	return cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, name, online, offline);
+}
+
+/* cpuhp_remove_state_nocalls(). */
+void rtrs_cpuhp_remove(int state)
+{
+	cpuhp_remove_state_nocalls(state);
 }

@@ -52,5 +52,8 @@ bool rtrs_capable_rt(void);
 void rtrs_smp_mb(void);
 int rtrs_file_setup(struct file *f,
 		    __poll_t (*poll)(struct file *, struct poll_table_struct *));
+int rtrs_cpuhp_add(const char *name, int (*online)(unsigned int),
+		   int (*offline)(unsigned int));
+void rtrs_cpuhp_remove(int state);
 
 #endif /* RTRS_SHIM_H */

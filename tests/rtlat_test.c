@@ -518,6 +518,66 @@ TEST_F(dev, user_stage)
 	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_USER_WAIT, &r));
 }
 
+static int set_online(int cpu, int on)
+{
+	char path[64];
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	rc = fprintf(f, "%d", on) < 0;
+	rc |= fclose(f) != 0;
+	return rc ? -1 : 0;
+}
+
+TEST_F(dev, cpu_offline_during_session)
+{
+	struct rtlat_config c;
+	struct rtlat_status s;
+	struct rtlat_stats a, b;
+	struct rtlat_record r;
+	__u64 per_cpu[RTLAT_MAX_CPUS] = { 0 };
+
+	if (cpus_online() < 2 || access("/sys/devices/system/cpu/cpu1/online", W_OK))
+		SKIP(return, "CPU 1 cannot be taken offline");
+	default_config(&c);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	sleep_ms(300);
+	ASSERT_EQ(0, set_online(1, 0));
+	ASSERT_EQ(0, status(self->fd, &s));
+	/* Still running on CPU 0, and it says that CPU 1 stopped. */
+	ASSERT_EQ(RTLAT_STATE_RUNNING, s.state);
+	ASSERT_EQ(2, s.offline[0] & 3);
+	ASSERT_EQ(0, stats(self->fd, 0, RTLAT_STAGE_THREAD, &a, NULL, 0));
+	ASSERT_EQ(0, stats(self->fd, 1, RTLAT_STAGE_THREAD, &b, NULL, 0));
+	sleep_ms(500);
+	{
+		struct rtlat_stats a2, b2;
+
+		ASSERT_EQ(0, stats(self->fd, 0, RTLAT_STAGE_THREAD, &a2, NULL, 0));
+		ASSERT_EQ(0, stats(self->fd, 1, RTLAT_STAGE_THREAD, &b2, NULL, 0));
+		EXPECT_LT(a.count, a2.count);
+		EXPECT_EQ(b.count, b2.count);
+	}
+	/* Back online: it stays stopped for this session, nothing breaks. */
+	ASSERT_EQ(0, set_online(1, 1));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	ASSERT_LT(0, drain(_metadata, self->fd, per_cpu, cpus_online()));
+	ASSERT_EQ(0, status(self->fd, &s));
+	ASSERT_EQ(s.produced, s.delivered + s.dropped);
+	/* A session configured while a CPU is offline refuses it. */
+	ASSERT_EQ(0, set_online(1, 0));
+	c.cpus[0] = 2;
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, set_online(1, 1));
+	(void)r;
+}
+
 TEST_F(dev, rmmod_refused_while_open)
 {
 	ASSERT_NE(0, system("rmmod rtlat 2>/dev/null"));

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! CPU hotplug notifications.
+//!
+//! [`Registration<H>`] calls [`CpuHotplug::offline`] on every CPU that goes
+//! down while it exists (in task context, on that CPU, before it leaves), so
+//! per-CPU work there can be stopped cleanly: cancel its pinned timers, stop
+//! re-arming, let its bound thread finish.
+
+use core::marker::PhantomData;
+
+use kernel::{
+    ffi::{
+        c_int,
+        c_uint, //
+    },
+    prelude::*,
+    str::CStr, //
+};
+
+use super::ffi;
+
+/// What to do when CPUs come and go.
+pub(crate) trait CpuHotplug {
+    /// `cpu` is going offline. Runs on `cpu`, in task context (may sleep).
+    fn offline(cpu: u32);
+}
+
+/// A registered dynamic hotplug state; removed on drop.
+///
+/// # Invariants
+///
+/// `state` was returned by `cpuhp_setup_state_nocalls` and is removed once.
+pub(crate) struct Registration<H: CpuHotplug> {
+    state: c_int,
+    _h: PhantomData<H>,
+}
+
+/// The C teardown callback for a [`CpuHotplug`] implementation.
+///
+/// # Safety
+///
+/// Called by the hotplug core with a CPU number.
+unsafe extern "C" fn offline_trampoline<H: CpuHotplug>(cpu: c_uint) -> c_int {
+    H::offline(cpu);
+    0
+}
+
+impl<H: CpuHotplug> Registration<H> {
+    /// Registers; `name` shows in `/sys/devices/system/cpu/hotplug/states`.
+    pub(crate) fn new(name: &'static CStr) -> Result<Self> {
+        use kernel::str::CStrExt as _;
+        // SAFETY: `name` is a static string; the callback matches the C type.
+        let state =
+            unsafe { ffi::rtrs_cpuhp_add(name.as_char_ptr(), None, Some(offline_trampoline::<H>)) };
+        if state < 0 {
+            return Err(Error::from_errno(state));
+        }
+        // INVARIANT: a fresh state.
+        Ok(Self {
+            state,
+            _h: PhantomData,
+        })
+    }
+}
+
+impl<H: CpuHotplug> Drop for Registration<H> {
+    fn drop(&mut self) {
+        // SAFETY: `state` is ours and removed only here (type invariant).
+        unsafe { ffi::rtrs_cpuhp_remove(self.state) };
+    }
+}
