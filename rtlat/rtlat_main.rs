@@ -334,7 +334,9 @@ impl MiscDevice for RtlatFile {
             if n > 0 {
                 return Ok(n);
             }
-            if session.state() == uapi::STATE_STOPPED {
+            // The stream ends once the session has been stopped by its owner
+            // (STOP or close) and every record was read.
+            if session.finished() && session.cpus.iter().all(|c| c.ring.is_empty()) {
                 return Ok(0);
             }
             if nonblock {
@@ -416,7 +418,7 @@ impl rtrs::file::Poll for RtlatFile {
         if session.cpus.iter().any(|c| !c.ring.is_empty()) {
             mask |= rtrs::file::POLL_READABLE;
         }
-        if session.state() == uapi::STATE_STOPPED {
+        if session.finished() {
             // End of the stream: read() returns what is left, then 0.
             mask |= rtrs::file::POLL_READABLE | rtrs::file::POLL_HUP;
         }

@@ -335,6 +335,11 @@ pub(crate) struct Session {
     #[pin]
     trip: RawSpinLock<Trip>,
     started_ns: Atomic<i64>,
+    /// Set when `stop` has finished: no record will be produced any more.
+    finished: Atomic<bool>,
+    /// Serialises `stop` (the owner's, and a close racing with it).
+    #[pin]
+    stop_lock: Mutex<()>,
     #[pin]
     threads: Mutex<KVec<RtThread<Worker>>>,
     /// Readers wait here for records; `gen` counts notifications.
@@ -421,6 +426,8 @@ impl Session {
                 stop_reason: Atomic::new(uapi::STOP_NONE),
                 trip <- crate::new_raw_spinlock!(Trip::default()),
                 started_ns: Atomic::new(0),
+                finished: Atomic::new(false),
+                stop_lock <- new_mutex!(()),
                 threads <- new_mutex!(KVec::new()),
                 readers <- new_mutex!(0),
                 readable <- new_poll_condvar!(),
@@ -469,6 +476,7 @@ impl Session {
     /// Stops sampling and joins every thread; records and statistics stay.
     /// Sleeps; never call it from a session thread.
     pub(crate) fn stop(&self, reason: u32) {
+        let _serial = self.stop_lock.lock();
         self.halt(reason);
         for cpu in self.cpus.iter() {
             cpu.cancel();
@@ -486,7 +494,14 @@ impl Session {
             }
             cpu.user_cv.notify_all();
         }
+        // Nothing can produce a record any more: the stream may end.
+        self.finished.store(true, Release);
         self.notify_readers();
+    }
+
+    /// True once `stop` has completed: every record is in the rings.
+    pub(crate) fn finished(&self) -> bool {
+        self.finished.load(Acquire)
     }
 
     /// Marks the session stopped (from any task context, also its threads):
@@ -669,12 +684,15 @@ impl Session {
     }
 
     fn user_wait_on(&self, cpu: &CpuState) -> Result<Record> {
-        let mut g = cpu.user_lock.lock();
-        // The previous activation's response time: it is back.
-        if let Some(mut prev) = g.pending.take() {
+        // The previous activation's response time: it is back. Completed
+        // outside the lock: a threshold trip in `complete` takes every
+        // CPU's user lock to wake the waiters.
+        let prev = cpu.user_lock.lock().pending.take();
+        if let Some(mut prev) = prev {
             prev.lat_ns[uapi::STAGE_RESPONSE] = ktime_ns() - prev.expected_ns as i64;
             self.complete(cpu, prev);
         }
+        let mut g = cpu.user_lock.lock();
         if self.state() != uapi::STATE_RUNNING {
             return Err(preempt::eshutdown());
         }

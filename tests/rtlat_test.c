@@ -402,6 +402,11 @@ TEST_F(dev, threshold_trips)
 	ASSERT_LT(1, s.trip_value_ns);
 	TH_LOG("tripped on cpu %u at seq %llu: %llu ns", s.trip_cpu,
 	       (unsigned long long)s.trip_seq, (unsigned long long)s.trip_value_ns);
+	/* Still readable while stopped, until the owner ends the stream. */
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	ASSERT_EQ(0, status(self->fd, &s));
+	/* STOP after a trip keeps the reason. */
+	ASSERT_EQ(RTLAT_STOP_THRESHOLD, s.stop_reason);
 	/* The readers get what was measured, then EOF. */
 	ASSERT_LT(0, drain(_metadata, self->fd, per_cpu, cpus_online()));
 }

@@ -19,7 +19,7 @@ if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	ktap_skip_all "rtlat tool or rtlat.ko not installed"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 11
+ktap_set_plan 12
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -53,10 +53,11 @@ fi
 rtlat run --user --duration 2s -q --json "$tmp/user.json" >"$tmp/out" 2>&1
 rc=$?
 ktap_test_result "run --user: exit 0" [ $rc = 0 ]
-if rtlat check-json "$tmp/user.json" >/dev/null 2>&1 && grep -q '"user"' "$tmp/user.json" &&
+if rtlat check-json "$tmp/user.json" >"$tmp/chk" 2>&1 && grep -q '"user"' "$tmp/user.json" &&
 	grep -q '"response"' "$tmp/user.json"; then
 	ktap_test_pass "run --user: user and response stages reported"
 else
+	ktap_print_msg "$(cat "$tmp/chk")"
 	ktap_test_fail "run --user: user and response stages reported"
 fi
 
@@ -75,6 +76,10 @@ rc=$?
 ktap_print_msg "$(grep threshold "$tmp/out")"
 ktap_test_result "threshold exceeded: exit 2" [ $rc = 2 ]
 ktap_test_result "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
+
+rtlat run --user --duration 20s --threshold user=1 -q >"$tmp/out" 2>&1
+rc=$?
+ktap_test_result "user threshold exceeded: exit 2" [ $rc = 2 ]
 
 rtlat run --duration 1s --cpus 999 -q >"$tmp/out" 2>&1
 rc=$?
