@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../include/uapi/linux/rtlat.h"
+#include <linux/rtlat.h>
 #include "kselftest_harness.h"
 
 #define DEV "/dev/rtlat"
@@ -366,6 +366,19 @@ TEST_F(dev, records_and_statistics)
 		 */
 		ASSERT_LT(expect / 4, st.count + st.missed);
 		ASSERT_GE(expect + 2, st.count + st.missed);
+	}
+	/* The human-readable summary, without the tool. */
+	{
+		char path[64], text[4096] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", self->fd);
+		f = fopen(path, "r");
+		ASSERT_NE(NULL, f);
+		ASSERT_LT(0, fread(text, 1, sizeof(text) - 1, f));
+		fclose(f);
+		ASSERT_NE(NULL, strstr(text, "rtlat: state 3 stop_reason 1"));
+		ASSERT_NE(NULL, strstr(text, "cpu 0 thread: count"));
 	}
 	/* Out-of-range stats requests. */
 	ASSERT_EQ(-1, stats(self->fd, ncpu + 300, 0, &st, NULL, 0));
