@@ -12,62 +12,49 @@ use kernel::{
     prelude::*,
     str::CStr,
     sync::{
-        LockClassKey,
-        Mutex,
-        MutexGuard,
-        SpinLock,
-        SpinLockGuard, //
+        lock::{
+            mutex::MutexBackend,
+            spinlock::SpinLockBackend,
+            Backend,
+            Guard,
+            Lock, //
+        },
+        LockClassKey, //
     },
 };
 
 use super::context::Sleepable;
 
-/// A [`Mutex`] that only sleepable contexts can lock.
+/// A kernel lock of backend `B` that only sleepable contexts can lock.
 #[pin_data]
-pub(crate) struct TaskMutex<T> {
+pub(crate) struct TaskLock<T, B: Backend> {
     #[pin]
-    inner: Mutex<T>,
+    inner: Lock<T, B>,
 }
 
-impl<T> TaskMutex<T> {
-    /// An initialiser; use [`new_task_mutex!`](crate::new_task_mutex).
+/// A [`kernel::sync::Mutex`] that only sleepable contexts can lock.
+pub(crate) type TaskMutex<T> = TaskLock<T, MutexBackend>;
+
+/// A [`kernel::sync::SpinLock`] (sleeping on PREEMPT_RT) that only sleepable
+/// contexts can lock.
+pub(crate) type TaskSpinLock<T> = TaskLock<T, SpinLockBackend>;
+
+impl<T, B: Backend> TaskLock<T, B> {
+    /// An initialiser; use [`new_task_mutex!`](crate::new_task_mutex) or
+    /// [`new_task_spinlock!`](crate::new_task_spinlock).
     pub(crate) fn new(
         t: impl PinInit<T>,
         name: &'static CStr,
         key: Pin<&'static LockClassKey>,
     ) -> impl PinInit<Self> {
         pin_init!(Self {
-            inner <- Mutex::new(t, name, key),
+            inner <- Lock::new(t, name, key),
         })
     }
 
-    /// Locks the mutex; may sleep, hence the token.
-    pub(crate) fn lock<'a>(&'a self, _ctx: &Sleepable<'_>) -> MutexGuard<'a, T> {
-        self.inner.lock()
-    }
-}
-
-/// A [`SpinLock`] (sleeping on PREEMPT_RT) that only sleepable contexts can lock.
-#[pin_data]
-pub(crate) struct TaskSpinLock<T> {
-    #[pin]
-    inner: SpinLock<T>,
-}
-
-impl<T> TaskSpinLock<T> {
-    /// An initialiser; use [`new_task_spinlock!`](crate::new_task_spinlock).
-    pub(crate) fn new(
-        t: impl PinInit<T>,
-        name: &'static CStr,
-        key: Pin<&'static LockClassKey>,
-    ) -> impl PinInit<Self> {
-        pin_init!(Self {
-            inner <- SpinLock::new(t, name, key),
-        })
-    }
-
-    /// Locks the spinlock; sleeps on PREEMPT_RT, hence the token.
-    pub(crate) fn lock<'a>(&'a self, _ctx: &Sleepable<'_>) -> SpinLockGuard<'a, T> {
+    /// Locks; may sleep (always for a mutex, on PREEMPT_RT for a spinlock),
+    /// hence the token.
+    pub(crate) fn lock<'a>(&'a self, _ctx: &Sleepable<'_>) -> Guard<'a, T, B> {
         self.inner.lock()
     }
 }

@@ -10,14 +10,9 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
 . "$DIR/rtrs_lib.sh"
 
-ktap_print_header
-if [ "$(id -u)" != 0 ]; then
-	ktap_skip_all "must be run as root"
-	exit "$KSFT_SKIP"
-fi
+rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
-	ktap_skip_all "rtlat tool or rtlat.ko not installed"
-	exit "$KSFT_SKIP"
+	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
 ktap_set_plan 12
 tmp=$(mktemp -d)

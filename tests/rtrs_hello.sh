@@ -8,15 +8,9 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
 . "$DIR/rtrs_lib.sh"
 
-ktap_print_header
-
-if [ "$(id -u)" != 0 ]; then
-	ktap_skip_all "must be run as root"
-	exit "$KSFT_SKIP"
-fi
+rtrs_start
 if ! mod=$(rtrs_module rtrs_hello); then
-	ktap_skip_all "rtrs_hello.ko is not installed (build the suite with make)"
-	exit "$KSFT_SKIP"
+	rtrs_skip_all "rtrs_hello.ko is not installed (build the suite with make)"
 fi
 
 ktap_set_plan 5

@@ -10,19 +10,12 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/rtrs_lib.sh"
 
 SUITE=rtrs_layer
-ktap_print_header
-
-if [ "$(id -u)" != 0 ]; then
-	ktap_skip_all "must be run as root"
-	exit "$KSFT_SKIP"
-fi
+rtrs_start
 if ! mod=$(rtrs_module rtrs_layer_test); then
-	ktap_skip_all "rtrs_layer_test.ko is not installed"
-	exit "$KSFT_SKIP"
+	rtrs_skip_all "rtrs_layer_test.ko is not installed"
 fi
 if [ ! -d /sys/kernel/debug/kunit ]; then
-	ktap_skip_all "no /sys/kernel/debug/kunit (CONFIG_KUNIT and debugfs needed)"
-	exit "$KSFT_SKIP"
+	rtrs_skip_all "no /sys/kernel/debug/kunit (CONFIG_KUNIT and debugfs needed)"
 fi
 
 rmmod rtrs_layer_test 2>/dev/null

@@ -32,3 +32,17 @@ rtrs_dmesg_since()
 {
 	dmesg | tail -n +$(($1 + 1))
 }
+
+# Skip the whole test (KTAP "1..0 # SKIP reason", exit 4).
+rtrs_skip_all()
+{
+	ktap_skip_all "$@"
+	exit "$KSFT_SKIP"
+}
+
+# Start a test: the KTAP header, and a skip unless running as root.
+rtrs_start()
+{
+	ktap_print_header
+	[ "$(id -u)" = 0 ] || rtrs_skip_all "must be run as root"
+}

@@ -7,11 +7,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
 . "$DIR/rtrs_lib.sh"
 
-ktap_print_header
-if [ "$(id -u)" != 0 ]; then
-	ktap_skip_all "must be run as root"
-	exit "$KSFT_SKIP"
-fi
+rtrs_start
 
 # module:expected kernel log line
 SAMPLES="rtrs_raw_spinlock:counted 3 events under a raw spinlock
