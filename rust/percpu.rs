@@ -16,6 +16,12 @@
 //! reader on another CPU sees consistent values. This is the PREEMPT_RT rule
 //! for per-CPU data: pin the CPU (migration control), do not rely on
 //! `local_bh_disable()`.
+//!
+//! [`PerCpuLocked<T>`] is for task-context data that needs `&mut` access:
+//! this CPU's slot under a `local_lock` ([`PerCpuLocked::lock`]), which is
+//! `preempt_disable()` on a non-RT kernel and a per-CPU sleeping lock with
+//! migration disabled on PREEMPT_RT, so it is correct on both. Never from hard
+//! IRQ; do not nest two of them (they share one lockdep class).
 
 use core::{
     marker::PhantomData,
@@ -24,7 +30,16 @@ use core::{
 
 use kernel::{
     ffi::c_void,
-    prelude::*, //
+    prelude::*,
+    types::Opaque, //
+};
+
+use core::{
+    cell::UnsafeCell,
+    ops::{
+        Deref,
+        DerefMut, //
+    },
 };
 
 use super::{
@@ -120,6 +135,134 @@ impl<T: Sync> Drop for PerCpu<T> {
             }
         }
         // SAFETY: `ptr` came from `__alloc_percpu_gfp` and is freed once.
+        unsafe { kernel::bindings::free_percpu(self.ptr.as_ptr()) };
+    }
+}
+
+/// One CPU's slot of a [`PerCpuLocked`].
+#[repr(C)]
+struct LockedSlot<T> {
+    lock: Opaque<kernel::bindings::local_lock_t>,
+    data: UnsafeCell<T>,
+}
+
+/// One `T` per possible CPU, reached mutably under this CPU's `local_lock`.
+///
+/// # Invariants
+///
+/// `ptr` is a per-CPU allocation of `LockedSlot<T>`; every possible CPU's
+/// slot has an initialised lock and `T`; `data` is only reached under that
+/// CPU's lock, or through `&mut self`.
+pub(crate) struct PerCpuLocked<T: Send> {
+    ptr: NonNull<c_void>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: Each slot's `T` is only reached by one context at a time (its
+// CPU's lock, or `&mut self`), so sharing the container is fine for `T: Send`.
+unsafe impl<T: Send> Send for PerCpuLocked<T> {}
+// SAFETY: As above.
+unsafe impl<T: Send> Sync for PerCpuLocked<T> {}
+
+/// `&mut` access to this CPU's slot; the local lock is held until drop.
+pub(crate) struct LocalGuard<'a, T: Send> {
+    owner: &'a PerCpuLocked<T>,
+    data: *mut T,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl<T: Send> PerCpuLocked<T> {
+    /// Allocates and initialises every possible CPU's slot with `init(cpu)`.
+    /// Sleeps (GFP_KERNEL).
+    pub(crate) fn new(mut init: impl FnMut(u32) -> T) -> Result<Self> {
+        let size = core::mem::size_of::<LockedSlot<T>>();
+        let align = core::mem::align_of::<LockedSlot<T>>();
+        // SAFETY: Plain allocation; returns NULL on failure.
+        let ptr = NonNull::new(unsafe { ffi::rtrs_alloc_percpu(size, align) }).ok_or(ENOMEM)?;
+        for cpu in 0..kernel::cpu::nr_cpu_ids() {
+            if cpu_possible(cpu) {
+                // SAFETY: A live per-CPU allocation and a possible CPU: the
+                // slot is valid, aligned, and not shared yet.
+                unsafe {
+                    let slot = ffi::rtrs_per_cpu_ptr(ptr.as_ptr(), cpu).cast::<LockedSlot<T>>();
+                    ffi::rtrs_local_lock_init((*slot).lock.get().cast());
+                    (*slot).data.get().write(init(cpu));
+                }
+            }
+        }
+        // INVARIANT: every possible slot initialised.
+        Ok(Self {
+            ptr,
+            _t: PhantomData,
+        })
+    }
+
+    /// The per-CPU pointer to the locks (`&ptr->lock` in C terms).
+    fn lock_ptr(&self) -> *mut c_void {
+        // `lock` is the first field of the `repr(C)` slot.
+        self.ptr.as_ptr()
+    }
+
+    /// Locks this CPU's slot (task context; may sleep on PREEMPT_RT).
+    pub(crate) fn lock(&self, _ctx: &super::context::Sleepable<'_>) -> LocalGuard<'_, T> {
+        // SAFETY: The locks were initialised in `new` (type invariant).
+        unsafe { ffi::rtrs_local_lock(self.lock_ptr()) };
+        // SAFETY: The lock pins this task to the CPU until it is released.
+        let slot = unsafe { ffi::rtrs_this_cpu_ptr(self.ptr.as_ptr()) }.cast::<LockedSlot<T>>();
+        LocalGuard {
+            owner: self,
+            // SAFETY: `slot` is this CPU's initialised slot.
+            data: unsafe { (*slot).data.get() },
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Every CPU's slot, with exclusive access to the whole container.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (u32, &mut T)> {
+        let ptr = self.ptr;
+        (0..kernel::cpu::nr_cpu_ids())
+            .filter(|&cpu| cpu_possible(cpu))
+            .map(move |cpu| {
+                // SAFETY: `&mut self` excludes every lock holder; each CPU's slot
+                // is yielded once.
+                let slot =
+                    unsafe { ffi::rtrs_per_cpu_ptr(ptr.as_ptr(), cpu) }.cast::<LockedSlot<T>>();
+                // SAFETY: As above; the slot is initialised (type invariant).
+                (cpu, unsafe { &mut *(*slot).data.get() })
+            })
+    }
+}
+
+impl<T: Send> Deref for LocalGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: The local lock is held: this CPU's slot is ours.
+        unsafe { &*self.data }
+    }
+}
+
+impl<T: Send> DerefMut for LocalGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: As in `deref`.
+        unsafe { &mut *self.data }
+    }
+}
+
+impl<T: Send> Drop for LocalGuard<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: Releases the lock taken in `PerCpuLocked::lock`, on the same
+        // CPU (migration is disabled while it is held).
+        unsafe { ffi::rtrs_local_unlock(self.owner.lock_ptr()) };
+    }
+}
+
+impl<T: Send> Drop for PerCpuLocked<T> {
+    fn drop(&mut self) {
+        for (_, t) in self.iter_mut() {
+            // SAFETY: Initialised (type invariant) and dropped once, here.
+            unsafe { core::ptr::drop_in_place(t) };
+        }
+        // SAFETY: Allocated by `__alloc_percpu_gfp`, freed once.
         unsafe { kernel::bindings::free_percpu(self.ptr.as_ptr()) };
     }
 }

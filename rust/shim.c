@@ -17,6 +17,7 @@
 #include <linux/mutex.h>
 #include <linux/interrupt.h>
 #include <linux/kthread.h>
+#include <linux/local_lock.h>
 #include <linux/percpu.h>
 #include <linux/poll.h>
 #include <linux/preempt.h>
@@ -289,4 +290,24 @@ int rtrs_cpuhp_add(const char *name, int (*online)(unsigned int),
 void rtrs_cpuhp_remove(int state)
 {
 	cpuhp_remove_state_nocalls(state);
+}
+
+/* local_lock_init() on one CPU's lock (one lockdep class for all of them). */
+void rtrs_local_lock_init(local_lock_t *lock)
+{
+	local_lock_init(lock);
+}
+
+/*
+ * local_lock() / local_unlock() on a per-CPU local_lock_t: preempt_disable()
+ * on !PREEMPT_RT; a per-CPU sleeping lock plus migrate_disable() on RT.
+ */
+void rtrs_local_lock(local_lock_t __percpu *lock)
+{
+	local_lock(lock);
+}
+
+void rtrs_local_unlock(local_lock_t __percpu *lock)
+{
+	local_unlock(lock);
 }

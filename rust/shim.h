@@ -8,6 +8,7 @@
 #define RTRS_SHIM_H
 
 #include <linux/fs.h>
+#include <linux/local_lock.h>
 #include <linux/percpu.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
@@ -55,5 +56,8 @@ int rtrs_file_setup(struct file *f,
 int rtrs_cpuhp_add(const char *name, int (*online)(unsigned int),
 		   int (*offline)(unsigned int));
 void rtrs_cpuhp_remove(int state);
+void rtrs_local_lock_init(local_lock_t *lock);
+void rtrs_local_lock(local_lock_t __percpu *lock);
+void rtrs_local_unlock(local_lock_t __percpu *lock);
 
 #endif /* RTRS_SHIM_H */

@@ -41,7 +41,10 @@ mod tests {
             RtThreadFn,
             ThreadContext, //
         },
-        percpu::PerCpu,
+        percpu::{
+            PerCpu,
+            PerCpuLocked, //
+        },
         preempt::{
             cpu_online,
             irqs_disabled,
@@ -201,6 +204,51 @@ mod tests {
         assert_eq!(n, 8);
         let c = r.counters();
         assert_eq!((c.produced, c.delivered, c.dropped), (10, 8, 2));
+        Ok(())
+    }
+
+    /// Threads on every CPU bump their CPU's slot under the local lock.
+    struct Bumper {
+        counts: PerCpuLocked<u64>,
+        done: Atomic<u64>,
+    }
+
+    impl RtThreadFn for Bumper {
+        fn run(this: &Self, ctx: &ThreadContext<'_>) {
+            for _ in 0..2000 {
+                *this.counts.lock(ctx.sleepable()) += 1;
+            }
+            this.done.fetch_add(1, Relaxed);
+        }
+    }
+
+    #[test]
+    fn percpu_locked_gives_exclusive_access() -> Result {
+        let b = Arc::new(
+            Bumper {
+                counts: PerCpuLocked::new(|_| 0u64)?,
+                done: Atomic::new(0),
+            },
+            GFP_KERNEL,
+        )?;
+        let mut threads = KVec::new();
+        for cpu in 0..kernel::cpu::nr_cpu_ids() {
+            if cpu_online(cpu) {
+                // Two threads per CPU contend for the same slot.
+                for _ in 0..2 {
+                    threads.push(
+                        RtThread::new_on_cpu(b.clone(), cpu, 0, c"rtrs_bump/%u")?,
+                        GFP_KERNEL,
+                    )?;
+                }
+            }
+        }
+        let n = threads.len() as u64;
+        assert!(wait_for(|| b.done.load(Relaxed) == n));
+        drop(threads);
+        let mut b = Arc::into_unique_or_drop(b).ok_or(EBUSY)?;
+        let total: u64 = b.counts.iter_mut().map(|(_, c)| *c).sum();
+        assert_eq!(total, n * 2000);
         Ok(())
     }
 
