@@ -6,6 +6,7 @@
 #   make setup                              install the toolchain and kernel trees
 #   make kernels                            build the cached test kernels
 #   make check                              the whole test suite (see README.md)
+#   make bench [ARCH=...]                   rtlat against timerlat and cyclictest
 #   make rust-analyzer                      write rust-project.json
 #   make fmt / fmtcheck / clippy            style checks with the kernel's settings
 #   make clean
@@ -60,6 +61,9 @@ kernels:
 check:
 	scripts/run-tests
 
+bench:
+	scripts/bench --arch $(rtrs_arch)
+
 # The kernel's rustfmt settings (its `make rustfmt` does not walk M=). The
 # compile-fail cases are kept as written.
 RUSTFMT_CONFIG = $(firstword $(wildcard $(KDIR)/source/.rustfmt.toml $(KDIR)/.rustfmt.toml))
@@ -72,4 +76,4 @@ fmtcheck:
 clippy: kdir-check
 	$(KMAKE) CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 
-.PHONY: all modules kdir-check rust-analyzer clean setup kernels check fmt fmtcheck clippy
+.PHONY: all modules kdir-check rust-analyzer clean setup kernels check bench fmt fmtcheck clippy

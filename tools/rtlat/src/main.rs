@@ -2,6 +2,7 @@
 
 //! rtlat: measure wake-up latency with /dev/rtlat.
 
+mod bench;
 mod device;
 mod output;
 mod plot;
@@ -68,6 +69,20 @@ enum Cmd {
     Run(Common),
     /// Histogram in rtla timerlat hist's shape, with percentiles.
     Hist(HistArgs),
+    /// Tables, JSON and SVG from the raw output of scripts/bench.
+    BenchReport {
+        /// The guest's results log.
+        log: PathBuf,
+        /// Where to write bench.md, bench.json and bench.svg.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+        /// Kernel release, for the report.
+        #[arg(long, default_value = "")]
+        kernel: String,
+        /// Architecture, for the report.
+        #[arg(long, default_value = "")]
+        arch: String,
+    },
     /// Check that a JSON report parses against this tool's schema.
     CheckJson {
         /// The report.
@@ -808,6 +823,23 @@ fn main() -> ExitCode {
             let t = summary_hist(&o, h);
             (o, t)
         }),
+        Cmd::BenchReport {
+            log,
+            out,
+            kernel,
+            arch,
+        } => {
+            return match bench::report(log, out, kernel, arch) {
+                Ok(md) => {
+                    print!("{md}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rtlat: error: {e}");
+                    ExitCode::from(1)
+                }
+            };
+        }
         Cmd::CheckJson { file } => {
             return match fs::read_to_string(file)
                 .map_err(|e| e.to_string())
