@@ -27,10 +27,11 @@ pub(crate) struct IrqsaveTry {
 extern "C" {
     pub(crate) fn rtrs_raw_spin_lock_irqsave_try(lock: *mut bindings::raw_spinlock_t)
         -> IrqsaveTry;
+    // `key` is a `struct lock_class_key *`, empty without lockdep.
     pub(crate) fn rtrs_raw_spin_lock_init(
         lock: *mut bindings::raw_spinlock_t,
         name: *const c_char,
-        key: *mut bindings::lock_class_key,
+        key: *mut c_void,
     );
     pub(crate) fn rtrs_raw_spin_lock(lock: *mut bindings::raw_spinlock_t);
     pub(crate) fn rtrs_raw_spin_unlock(lock: *mut bindings::raw_spinlock_t);

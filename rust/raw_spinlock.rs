@@ -94,7 +94,7 @@ unsafe impl Backend for RawSpinLockBackend {
     unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
         // SAFETY: `ptr` is valid for writes and `name`, `key` live forever
         // (the safety requirements of `init`).
-        unsafe { ffi::rtrs_raw_spin_lock_init(ptr, name, key) }
+        unsafe { ffi::rtrs_raw_spin_lock_init(ptr, name, key.cast()) }
     }
 
     #[inline]
@@ -138,7 +138,7 @@ unsafe impl Backend for RawSpinLockIrqBackend {
     #[inline]
     unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
         // SAFETY: As in `RawSpinLockBackend::init`.
-        unsafe { ffi::rtrs_raw_spin_lock_init(ptr, name, key) }
+        unsafe { ffi::rtrs_raw_spin_lock_init(ptr, name, key.cast()) }
     }
 
     #[inline]
