@@ -385,15 +385,8 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
     let series: Vec<plot::HistSeries> = d
         .iter()
         .filter(|((load, _), _)| load == "idle")
-        .map(|((load, tool), dist)| plot::HistSeries {
-            name: format!("{tool} ({load})"),
-            points: dist
-                .buckets
-                .iter()
-                .enumerate()
-                .filter(|(_, &n)| n > 0)
-                .map(|(i, &n)| (hist::bucket_low(i).max(10) as f64 / 1000.0, n as f64))
-                .collect(),
+        .map(|((load, tool), dist)| {
+            plot::HistSeries::from_buckets(format!("{tool} ({load})"), &dist.buckets)
         })
         .collect();
     let svg = out.join("bench.svg");

@@ -613,14 +613,8 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         let hists: Vec<plot::HistSeries> = hist_cols
             .iter()
             .filter(|(_, _, _, st)| st.count > 0)
-            .map(|(cpu, stage, b, _)| plot::HistSeries {
-                name: format!("cpu{cpu} {}", uapi::STAGE_NAMES[*stage]),
-                points: b
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &n)| n > 0)
-                    .map(|(i, &n)| (hist::bucket_low(i).max(10) as f64 / 1000.0, n as f64))
-                    .collect(),
+            .map(|(cpu, stage, b, _)| {
+                plot::HistSeries::from_buckets(format!("cpu{cpu} {}", uapi::STAGE_NAMES[*stage]), b)
             })
             .collect();
         let s = stream.lock().unwrap();

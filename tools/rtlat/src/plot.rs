@@ -11,6 +11,27 @@ pub struct HistSeries {
     pub points: Vec<(f64, f64)>,
 }
 
+impl HistSeries {
+    /// The non-empty buckets of a log-linear histogram, at their lower bound
+    /// in µs (at least 0.01 µs, for the log axis).
+    pub fn from_buckets(name: String, buckets: &[u64]) -> Self {
+        Self {
+            name,
+            points: buckets
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(i, &n)| {
+                    (
+                        rtcore::hist::bucket_low(i).max(10) as f64 / 1000.0,
+                        n as f64,
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A time series: name and (seconds since start, worst latency µs in that slot).
 pub struct TimeSeries {
     pub name: String,
