@@ -198,8 +198,14 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
             let what = parts.next().unwrap_or("");
             if what.starts_with("rtlat") {
                 let r: Report = serde_json::from_str(body).map_err(|e| format!("{name}: {e}"))?;
+                // Kernel stages from the plain runs, the user stage from
+                // the --user runs.
+                let user_run = what.starts_with("rtlatuser");
                 for cpu in &r.cpus {
                     for (stage, s) in &cpu.stages {
+                        if (stage == "user") != user_run || stage == "response" {
+                            continue;
+                        }
                         let e = d
                             .entry((load.clone(), format!("rtlat {stage}")))
                             .or_insert_with(Dist::new);
