@@ -69,7 +69,6 @@ use session::Session;
 use uapi::{
     ioc,
     Config,
-    Record,
     Stats,
     UapiError, //
 };
@@ -434,9 +433,3 @@ fn kiocb_nonblock(kiocb: &mut Kiocb<'_, KBox<RtlatFile>>) -> bool {
         ((*(*k).ki_filp).f_flags & O_NONBLOCK) != 0
     }
 }
-
-/// Record type check: what `read()` returns is `uapi::RECORD_SIZE` bytes.
-const _: () = assert!(core::mem::size_of::<[u8; uapi::RECORD_SIZE]>() == 64);
-
-#[expect(dead_code, reason = "documents the record type read() returns")]
-type ReadRecord = Record;

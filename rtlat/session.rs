@@ -201,12 +201,7 @@ impl HardTimerCallback for CpuState {
             .store(now - this.expected.load(Relaxed), Relaxed);
         this.irq_idle.store(preempt::current_is_idle(), Relaxed);
         this.irq_seq.store(this.seq.load(Relaxed), Release);
-        let task = this.task.load(Acquire);
-        if task != 0 {
-            // SAFETY: `task` is the kernel thread of this CPU, alive until
-            // the session stops, which cancels this timer first.
-            unsafe { bindings::wake_up_process(task as *mut bindings::task_struct) };
-        }
+        this.wake_thread();
         HrTimerRestart::NoRestart
     }
 }
@@ -289,6 +284,28 @@ impl CpuState {
         if self.stopping.load(Relaxed) {
             self.cancel();
         }
+    }
+
+    /// Wakes this CPU's kernel thread, if it has started; any context,
+    /// including the timer's hard IRQ.
+    fn wake_thread(&self) {
+        let task = self.task.load(Acquire);
+        if task != 0 {
+            // SAFETY: `task_ref` holds a reference to the task for as long as
+            // `self` lives, and the timer is cancelled before `self` is freed.
+            unsafe { bindings::wake_up_process(task as *mut bindings::task_struct) };
+        }
+    }
+
+    /// Stops sampling on this CPU: no timer is armed again (`arm_next`
+    /// re-checks the flag after a full barrier), and its thread and user
+    /// waiter are woken to see it.
+    fn halt(&self) {
+        self.stopping.store(true, Relaxed);
+        preempt::smp_mb();
+        self.wake_thread();
+        let _g = self.user_lock.lock();
+        self.user_cv.notify_all();
     }
 
     fn cancel(&self) {
@@ -519,15 +536,7 @@ impl Session {
             self.stop_reason.store(reason, Relaxed);
         }
         for cpu in self.cpus.iter() {
-            cpu.stopping.store(true, Relaxed);
-            preempt::smp_mb();
-            let task = cpu.task.load(Acquire);
-            if task != 0 {
-                // SAFETY: The thread is alive until `stop` joins it.
-                unsafe { bindings::wake_up_process(task as *mut bindings::task_struct) };
-            }
-            let _g = cpu.user_lock.lock();
-            cpu.user_cv.notify_all();
+            cpu.halt();
         }
         self.notify_readers();
     }
@@ -612,16 +621,8 @@ impl Session {
     pub(crate) fn cpu_offline(&self, cpu: u32) {
         let Some(c) = self.cpu(cpu) else { return };
         c.went_offline.store(true, Relaxed);
-        c.stopping.store(true, Relaxed);
-        preempt::smp_mb();
+        c.halt();
         c.cancel();
-        let task = c.task.load(Acquire);
-        if task != 0 {
-            // SAFETY: `task_ref` keeps the task alive while `c` lives.
-            unsafe { bindings::wake_up_process(task as *mut bindings::task_struct) };
-        }
-        let _g = c.user_lock.lock();
-        c.user_cv.notify_all();
     }
 
     /// Resets every statistic (sampling continues).

@@ -278,7 +278,6 @@ fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
 struct Outcome {
     report: report::Report,
     hist_cols: Vec<(u32, usize, Vec<u64>, uapi::Stats)>,
-    threshold: bool,
 }
 
 fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
@@ -556,7 +555,6 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         value_ns: status.trip_value_ns,
         seq: status.trip_seq,
     });
-    let threshold = trip.is_some();
     let report = report::Report {
         schema: report::SCHEMA.into(),
         schema_version: report::SCHEMA_VERSION,
@@ -590,7 +588,7 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
             tracing_off: c.tracing_off,
         },
         stop: report::Stop {
-            reason: if threshold {
+            reason: if trip.is_some() {
                 "threshold".into()
             } else {
                 reason.into()
@@ -635,11 +633,7 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         );
         plot::write_svg(&p.to_string_lossy(), &title, &hists, &times)?;
     }
-    Ok(Outcome {
-        report,
-        hist_cols,
-        threshold,
-    })
+    Ok(Outcome { report, hist_cols })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -878,11 +872,7 @@ fn main() -> ExitCode {
         }
     };
     match result {
-        Ok((o, text)) => {
-            let code = finish(&o, text);
-            debug_assert!(o.threshold == o.report.stop.trip.is_some());
-            code
-        }
+        Ok((o, text)) => finish(&o, text),
         Err(e) => {
             eprintln!("rtlat: error: {e}");
             ExitCode::from(1)
