@@ -26,7 +26,7 @@
 //! `produced == delivered + dropped + queued`.
 
 use kernel::{
-    bindings, c_str, new_condvar, new_mutex, new_poll_condvar,
+    bindings, c_str, new_condvar, new_mutex,
     prelude::*,
     sync::{
         aref::ARef,
@@ -36,7 +36,6 @@ use kernel::{
             Relaxed,
             Release, //
         },
-        poll::PollCondVar,
         Arc,
         ArcBorrow,
         CondVar,
@@ -57,7 +56,6 @@ use kernel::{
 };
 
 use crate::{
-    hist,
     rtrs::{
         context::{
             HardIrq,
@@ -68,69 +66,22 @@ use crate::{
             RtThreadFn,
             ThreadContext, //
         },
+        measure::{
+            Channel,
+            Output,
+            Source, //
+        },
         preempt::{
             self,
             ktime_ns, //
         },
-        raw_spinlock::RawSpinLock,
-        ring::{
-            new_kring,
-            KRing, //
+        uapi::{
+            self,
+            Config,
+            Record, //
         },
     },
-    uapi::{
-        self,
-        Config,
-        Record,
-        Status, //
-    },
 };
-
-/// Statistics of one stage on one CPU: summary under a raw lock (a few words),
-/// histogram buckets as atomics (single writer, lock-free readers).
-pub(crate) struct StageStats {
-    summary: Pin<KBox<RawSpinLock<hist::Summary>>>,
-    buckets: KVec<Atomic<u64>>,
-}
-
-impl StageStats {
-    fn new() -> Result<Self> {
-        let mut buckets = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
-        for _ in 0..hist::BUCKETS {
-            buckets.push(Atomic::new(0), GFP_KERNEL)?;
-        }
-        Ok(Self {
-            summary: KBox::pin_init(crate::new_raw_spinlock!(hist::Summary::new()), GFP_KERNEL)?,
-            buckets,
-        })
-    }
-
-    fn add(&self, v: u64, seq: u64, time: u64) {
-        self.buckets[hist::bucket_of(v)].fetch_add(1, Relaxed);
-        self.summary.lock().add(v, seq, time);
-    }
-
-    fn reset(&self) {
-        *self.summary.lock() = hist::Summary::new();
-        for b in self.buckets.iter() {
-            b.store(0, Relaxed);
-        }
-    }
-
-    /// Copy of the summary.
-    pub(crate) fn summary(&self) -> hist::Summary {
-        *self.summary.lock()
-    }
-
-    /// Copy of the buckets.
-    pub(crate) fn buckets(&self) -> Result<KVec<u64>> {
-        let mut v = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
-        for b in self.buckets.iter() {
-            v.push(b.load(Relaxed), GFP_KERNEL)?;
-        }
-        Ok(v)
-    }
-}
 
 /// Per-CPU state of a session.
 #[pin_data(PinnedDrop)]
@@ -138,6 +89,8 @@ pub(crate) struct CpuState {
     #[pin]
     timer: HrTimer<Self>,
     pub(crate) cpu: u32,
+    /// Index of this CPU's channel in the session's output.
+    chan: usize,
     period: i64,
     user_stage: bool,
     /// Expected expiry of the armed activation (ns).
@@ -164,14 +117,9 @@ pub(crate) struct CpuState {
     user_lock: Mutex<UserSide>,
     #[pin]
     user_cv: CondVar,
-    pub(crate) ring: KRing<Record>,
-    pub(crate) stats: KVec<StageStats>,
-    pub(crate) missed: Atomic<u64>,
     /// Stop sampling (set by stop, by a threshold trip, and when the CPU
     /// goes offline).
     stopping: Atomic<bool>,
-    /// The CPU went offline during the session; sampling there stopped.
-    went_offline: Atomic<bool>,
 }
 
 /// What only the user waiter touches: the record waiting for its response time.
@@ -211,20 +159,12 @@ crate::hard_timer! {
 }
 
 impl CpuState {
-    fn new(cpu: u32, config: &Config) -> Result<Arc<Self>> {
-        let ring_records = if config.ring_records == 0 {
-            uapi::RING_DEFAULT
-        } else {
-            config.ring_records
-        };
-        let mut stats = KVec::with_capacity(uapi::NR_STAGES, GFP_KERNEL)?;
-        for _ in 0..uapi::NR_STAGES {
-            stats.push(StageStats::new()?, GFP_KERNEL)?;
-        }
+    fn new(cpu: u32, chan: usize, config: &Config) -> Result<Arc<Self>> {
         let s = Arc::pin_init(
             try_pin_init!(Self {
                 timer <- HrTimer::new(),
                 cpu,
+                chan,
                 period: config.period_ns as i64,
                 user_stage: config.user_stage(),
                 expected: Atomic::new(0),
@@ -240,11 +180,7 @@ impl CpuState {
                 user_busy: Atomic::new(false),
                 user_lock <- new_mutex!(UserSide { pending: None }),
                 user_cv <- new_condvar!(),
-                ring: new_kring(ring_records as usize)?,
-                stats,
-                missed: Atomic::new(0),
                 stopping: Atomic::new(false),
-                went_offline: Atomic::new(false),
             }),
             GFP_KERNEL,
         )?;
@@ -333,40 +269,17 @@ impl CpuState {
     }
 }
 
-/// Why a threshold tripped.
-#[derive(Clone, Copy, Default)]
-struct Trip {
-    cpu: u32,
-    stage: u32,
-    value: u64,
-    seq: u64,
-}
-
 /// A configured session, owned by the file that configured it.
 #[pin_data]
 pub(crate) struct Session {
-    pub(crate) config: Config,
-    pub(crate) cpus: KVec<Arc<CpuState>>,
-    state: Atomic<u32>,
-    stop_reason: Atomic<u32>,
     #[pin]
-    trip: RawSpinLock<Trip>,
-    started_ns: Atomic<i64>,
-    /// Set when `stop` has finished: no record will be produced any more.
-    finished: Atomic<bool>,
+    out: Output,
+    pub(crate) cpus: KVec<Arc<CpuState>>,
     /// Serialises `stop` (the owner's, and a close racing with it).
     #[pin]
     stop_lock: Mutex<()>,
     #[pin]
     threads: Mutex<KVec<RtThread<Worker>>>,
-    /// Readers wait here for records; `gen` counts notifications.
-    #[pin]
-    readers: Mutex<u64>,
-    #[pin]
-    pub(crate) readable: PollCondVar,
-    /// Serialises `read()` callers (the rings have a single consumer).
-    #[pin]
-    pub(crate) read_lock: Mutex<()>,
 }
 
 /// Data of one CPU's kernel thread.
@@ -414,16 +327,20 @@ impl RtThreadFn for Worker {
     }
 }
 
-impl Session {
+impl Source for Session {
+    type Device = ();
+
     /// Allocates everything the session needs; nothing is allocated later.
-    pub(crate) fn new(config: Config) -> Result<Arc<Self>> {
+    fn configure(_dev: &(), config: Config) -> Result<Arc<Self>> {
         let mut cpus = KVec::new();
+        let mut chans = KVec::new();
         for cpu in 0..kernel::cpu::nr_cpu_ids().min(uapi::MAX_CPUS as u32) {
             if config.has_cpu(cpu as usize) {
                 if !preempt::cpu_online(cpu) {
                     return Err(EINVAL);
                 }
-                cpus.push(CpuState::new(cpu, &config)?, GFP_KERNEL)?;
+                cpus.push(CpuState::new(cpu, chans.len(), &config)?, GFP_KERNEL)?;
+                chans.push(Channel::new(cpu, &config)?, GFP_KERNEL)?;
             }
         }
         if cpus.is_empty()
@@ -437,35 +354,27 @@ impl Session {
         }
         Arc::pin_init(
             try_pin_init!(Self {
-                config,
+                out <- Output::new(
+                    config,
+                    chans,
+                    c_str!("rtlat: threshold exceeded, sampling stopped\n"),
+                ),
                 cpus,
-                state: Atomic::new(uapi::STATE_CONFIGURED),
-                stop_reason: Atomic::new(uapi::STOP_NONE),
-                trip <- crate::new_raw_spinlock!(Trip::default()),
-                started_ns: Atomic::new(0),
-                finished: Atomic::new(false),
                 stop_lock <- new_mutex!(()),
                 threads <- new_mutex!(KVec::new()),
-                readers <- new_mutex!(0),
-                readable <- new_poll_condvar!(),
-                read_lock <- new_mutex!(()),
             }),
             GFP_KERNEL,
         )
     }
 
-    pub(crate) fn state(&self) -> u32 {
-        self.state.load(Relaxed)
+    fn output(&self) -> &Output {
+        &self.out
     }
 
     /// Starts sampling: one RT kernel thread per CPU.
-    pub(crate) fn start(self: &Arc<Self>) -> Result {
-        if self.state() != uapi::STATE_CONFIGURED {
-            return Err(EBUSY);
-        }
+    fn start(self: &Arc<Self>) -> Result {
         let mut threads = self.threads.lock();
-        self.started_ns.store(ktime_ns(), Relaxed);
-        self.state.store(uapi::STATE_RUNNING, Relaxed);
+        self.out.set_running()?;
         for cpu in self.cpus.iter() {
             let worker = Arc::new(
                 Worker {
@@ -476,7 +385,7 @@ impl Session {
             )
             .map_err(Error::from);
             let t = worker.and_then(|w| {
-                RtThread::new_on_cpu(w, cpu.cpu, self.config.priority, c_str!("rtlat/%u"))
+                RtThread::new_on_cpu(w, cpu.cpu, self.out.config.priority, c_str!("rtlat/%u"))
             });
             match t.and_then(|t| threads.push(t, GFP_KERNEL).map_err(Error::from)) {
                 Ok(()) => {}
@@ -492,7 +401,7 @@ impl Session {
 
     /// Stops sampling and joins every thread; records and statistics stay.
     /// Sleeps; never call it from a session thread.
-    pub(crate) fn stop(&self, reason: u32) {
+    fn stop(&self, reason: u32) {
         let _serial = self.stop_lock.lock();
         self.halt(reason);
         for cpu in self.cpus.iter() {
@@ -512,168 +421,17 @@ impl Session {
             cpu.user_cv.notify_all();
         }
         // Nothing can produce a record any more: the stream may end.
-        self.finished.store(true, Release);
-        self.notify_readers();
-    }
-
-    /// True once `stop` has completed: every record is in the rings.
-    pub(crate) fn finished(&self) -> bool {
-        self.finished.load(Acquire)
-    }
-
-    /// Marks the session stopped (from any task context, also its threads):
-    /// no timer is armed again, waiters and readers are woken.
-    fn halt(&self, reason: u32) {
-        if self
-            .state
-            .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
-            .is_ok()
-            || self
-                .state
-                .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_STOPPED, Relaxed)
-                .is_ok()
-        {
-            self.stop_reason.store(reason, Relaxed);
-        }
-        for cpu in self.cpus.iter() {
-            cpu.halt();
-        }
-        self.notify_readers();
-    }
-
-    pub(crate) fn notify_readers(&self) {
-        let mut g = self.readers.lock();
-        *g += 1;
-        self.readable.notify_all();
-    }
-
-    /// Waits until something may be readable; true if interrupted by a signal.
-    pub(crate) fn wait_readable(&self, seen: u64) -> bool {
-        let mut g = self.readers.lock();
-        while *g == seen {
-            if self.readable.wait_interruptible(&mut g) {
-                return true;
-            }
-        }
-        false
-    }
-
-    pub(crate) fn generation(&self) -> u64 {
-        *self.readers.lock()
-    }
-
-    /// Statistics, thresholds and the ring for one completed record.
-    fn complete(&self, cpu: &CpuState, mut rec: Record) {
-        let missed = u64::from(rec.missed);
-        if missed != 0 {
-            cpu.missed.fetch_add(missed, Relaxed);
-        }
-        let mut tripped = None;
-        for (stage, &lat) in rec.lat_ns.iter().enumerate() {
-            if lat < 0 {
-                continue;
-            }
-            let lat = lat as u64;
-            cpu.stats[stage].add(lat, rec.seq, rec.expected_ns);
-            let limit = self.config.threshold_ns[stage];
-            if limit != 0 && lat > limit && tripped.is_none() {
-                tripped = Some(Trip {
-                    cpu: cpu.cpu,
-                    stage: stage as u32,
-                    value: lat,
-                    seq: rec.seq,
-                });
-            }
-        }
-        if let Some(t) = tripped {
-            rec.flags |= uapi::REC_THRESHOLD;
-            self.push(cpu, rec);
-            self.trip(t);
-        } else {
-            self.push(cpu, rec);
-        }
-    }
-
-    fn push(&self, cpu: &CpuState, rec: Record) {
-        // SAFETY: Records of a CPU are produced by one context at a time:
-        // its kernel thread, or its single user waiter (`user_busy`), or
-        // `stop` after both have finished.
-        unsafe { cpu.ring.push(rec) };
-        self.notify_readers();
-    }
-
-    fn trip(&self, t: Trip) {
-        if self.state() != uapi::STATE_RUNNING {
-            return;
-        }
-        *self.trip.lock() = t;
-        preempt::trace_marker(c_str!("rtlat: threshold exceeded, sampling stopped\n"));
-        if self.config.flags & uapi::CFG_TRACING_OFF != 0 {
-            // SAFETY: `tracing_off` has no precondition.
-            unsafe { bindings::tracing_off() };
-        }
-        self.halt(uapi::STOP_THRESHOLD);
-    }
-
-    /// `cpu` is going offline (called on it, in task context): stop sampling
-    /// there for the rest of the session. Its thread finishes, its timer is
-    /// cancelled, a user waiter there gets `-ESHUTDOWN`; the others go on.
-    pub(crate) fn cpu_offline(&self, cpu: u32) {
-        let Some(c) = self.cpu(cpu) else { return };
-        c.went_offline.store(true, Relaxed);
-        c.halt();
-        c.cancel();
-    }
-
-    /// Resets every statistic (sampling continues).
-    pub(crate) fn reset(&self) {
-        for cpu in self.cpus.iter() {
-            for s in cpu.stats.iter() {
-                s.reset();
-            }
-            cpu.missed.store(0, Relaxed);
-        }
-    }
-
-    pub(crate) fn cpu(&self, cpu: u32) -> Option<&Arc<CpuState>> {
-        self.cpus.iter().find(|c| c.cpu == cpu)
-    }
-
-    pub(crate) fn status(&self) -> Status {
-        let t = *self.trip.lock();
-        let mut s = Status {
-            state: self.state(),
-            stop_reason: self.stop_reason.load(Relaxed),
-            trip_cpu: t.cpu,
-            trip_stage: t.stage,
-            trip_value_ns: t.value,
-            trip_seq: t.seq,
-            started_ns: self.started_ns.load(Relaxed) as u64,
-            ..Default::default()
-        };
-        for c in self.cpus.iter() {
-            let i = c.cpu as usize;
-            s.cpus[i / 64] |= 1 << (i % 64);
-            if c.went_offline.load(Relaxed) || !preempt::cpu_online(c.cpu) {
-                s.offline[i / 64] |= 1 << (i % 64);
-            }
-            let k = c.ring.counters();
-            s.produced += k.produced;
-            s.delivered += k.delivered;
-            s.dropped += k.dropped;
-            s.missed += c.missed.load(Relaxed);
-        }
-        s
+        self.out.set_finished();
     }
 
     /// `RTLAT_IOC_USER_WAIT`: the user stage, from a thread pinned to a CPU.
-    pub(crate) fn user_wait(&self) -> Result<Record> {
-        if !self.config.user_stage() {
+    fn user_wait(&self) -> Result<Record> {
+        if !self.out.config.user_stage() {
             return Err(EINVAL);
         }
         let cpu_id = preempt::current_pinned_cpu().ok_or(EINVAL)?;
         let cpu = self.cpu(cpu_id).ok_or(EINVAL)?;
-        if self.state() != uapi::STATE_RUNNING {
+        if !self.out.running() {
             return Err(preempt::eshutdown());
         }
         if cpu.user_busy.xchg(true, Relaxed) {
@@ -682,6 +440,41 @@ impl Session {
         let r = self.user_wait_on(cpu);
         cpu.user_busy.store(false, Relaxed);
         r
+    }
+}
+
+impl Session {
+    /// Marks the session stopped (from any task context, also its threads):
+    /// no timer is armed again, waiters and readers are woken.
+    fn halt(&self, reason: u32) {
+        self.out.set_stopped(reason);
+        for cpu in self.cpus.iter() {
+            cpu.halt();
+        }
+    }
+
+    /// Statistics, thresholds and the ring for one completed record.
+    fn complete(&self, cpu: &CpuState, rec: Record) {
+        // SAFETY: Records of a CPU are produced by one context at a time:
+        // its kernel thread, or its single user waiter (`user_busy`), or
+        // `stop` after both have finished.
+        if unsafe { self.out.complete(&self.out.chans[cpu.chan], rec) } {
+            self.halt(uapi::STOP_THRESHOLD);
+        }
+    }
+
+    /// `cpu` is going offline (called on it, in task context): stop sampling
+    /// there for the rest of the session. Its thread finishes, its timer is
+    /// cancelled, a user waiter there gets `-ESHUTDOWN`; the others go on.
+    pub(crate) fn cpu_offline(&self, cpu: u32) {
+        let Some(c) = self.cpu(cpu) else { return };
+        self.out.chans[c.chan].went_offline.store(true, Relaxed);
+        c.halt();
+        c.cancel();
+    }
+
+    fn cpu(&self, cpu: u32) -> Option<&Arc<CpuState>> {
+        self.cpus.iter().find(|c| c.cpu == cpu)
     }
 
     fn user_wait_on(&self, cpu: &CpuState) -> Result<Record> {
@@ -694,7 +487,7 @@ impl Session {
             self.complete(cpu, prev);
         }
         let mut g = cpu.user_lock.lock();
-        if self.state() != uapi::STATE_RUNNING {
+        if !self.out.running() {
             return Err(preempt::eshutdown());
         }
         // Arm from here: this thread is pinned to the CPU.

@@ -8,7 +8,11 @@ use kernel::{
         c_uint,
         c_void, //
     },
-    fs::File,
+    fs::{
+        file::flags::O_NONBLOCK,
+        File,
+        Kiocb, //
+    },
     prelude::*,
     sync::poll::PollTable, //
 };
@@ -50,4 +54,14 @@ pub(crate) fn setup<P: Poll>(file: &File) -> Result {
     kernel::error::to_result(unsafe {
         ffi::rtrs_file_setup(file.as_ptr().cast(), Some(poll_trampoline::<P>))
     })
+}
+
+/// True if the file of a `read_iter`/`write_iter` call was opened with
+/// `O_NONBLOCK`.
+pub(crate) fn kiocb_nonblock<T: kernel::types::ForeignOwnable>(kiocb: &mut Kiocb<'_, T>) -> bool {
+    // SAFETY: `as_raw` is the live kiocb of this call; `ki_filp` is its file.
+    unsafe {
+        let k = kiocb.as_raw();
+        ((*(*k).ki_filp).f_flags & O_NONBLOCK) != 0
+    }
 }

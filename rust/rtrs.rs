@@ -15,7 +15,13 @@
 //! - [`sync`]: sleeping locks that can only be taken with a
 //!   [`context::Sleepable`] token;
 //! - [`file`]: `poll()` for misc devices, and keeping the module loaded
-//!   while a device file is open.
+//!   while a device file is open;
+//! - [`irq`]: interrupt handlers split into a hard-IRQ half (with a
+//!   [`context::HardIrq`] token) and an IRQ thread at a chosen SCHED_FIFO
+//!   priority;
+//! - [`measure`]: records, statistics, thresholds and the `/dev/rtlat`
+//!   file semantics every measuring device shares, over [`hist`] and
+//!   [`uapi`] (`lib/rtcore`, shared with the tool).
 //!
 //! A module uses the layer by including it at its crate root:
 //!
@@ -37,9 +43,23 @@ pub(crate) mod context;
 pub(crate) mod cpuhp;
 mod ffi;
 pub(crate) mod file;
+#[path = "../lib/rtcore/src/hist.rs"]
+#[expect(
+    unreachable_pub,
+    reason = "public API of the host crate, private in a module"
+)]
+pub(crate) mod hist;
+pub(crate) mod irq;
 pub(crate) mod kthread;
+pub(crate) mod measure;
 pub(crate) mod percpu;
 pub(crate) mod preempt;
 pub(crate) mod raw_spinlock;
 pub(crate) mod ring;
 pub(crate) mod sync;
+#[path = "../lib/rtcore/src/uapi.rs"]
+#[expect(
+    unreachable_pub,
+    reason = "public API of the host crate, private in a module"
+)]
+pub(crate) mod uapi;

@@ -8,11 +8,19 @@
 #define RTRS_SHIM_H
 
 #include <linux/fs.h>
+#include <linux/interrupt.h>
 #include <linux/local_lock.h>
 #include <linux/percpu.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
+
+/* What rtrs_request_threaded_irq() dispatches to; see rust/irq.rs. */
+struct rtrs_irq_ops {
+	int (*hard)(void *data);
+	int (*thread)(void *data);
+	void *data;
+};
 
 struct rtrs_irqsave_try {
 	unsigned long flags;
@@ -59,5 +67,11 @@ void rtrs_cpuhp_remove(int state);
 void rtrs_local_lock_init(local_lock_t *lock);
 void rtrs_local_lock(local_lock_t __percpu *lock);
 void rtrs_local_unlock(local_lock_t __percpu *lock);
+
+int rtrs_request_threaded_irq(unsigned int irq, struct rtrs_irq_ops *ops,
+			      unsigned long flags, const char *name);
+void rtrs_free_irq(unsigned int irq, struct rtrs_irq_ops *ops);
+int rtrs_set_current_fifo(int prio);
+int rtrs_current_tid(void);
 
 #endif /* RTRS_SHIM_H */

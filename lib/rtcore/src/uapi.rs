@@ -523,7 +523,7 @@ impl Stats {
 }
 
 /// The histogram layout identifier reported in [`Stats::hist_layout`].
-pub const HIST_LAYOUT: u32 = (crate::hist::SUB_BITS << 8) | crate::hist::OCTAVES;
+pub const HIST_LAYOUT: u32 = (super::hist::SUB_BITS << 8) | super::hist::OCTAVES;
 
 /// ioctl command numbers (Linux generic `_IOC` encoding, as on x86_64, arm64
 /// and riscv64).

@@ -1,0 +1,771 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What every measuring device of the suite shares: records, statistics,
+//! thresholds, the session life cycle and the `/dev/rtlat` file semantics.
+//!
+//! A device (`/dev/rtlat`'s timers, `/dev/rtedu<N>`'s PCI device) produces
+//! [`Record`]s on one or more [`Channel`]s (a CPU for rtlat, the device for
+//! rtedu) and implements [`Source`]; this module does the rest, once:
+//!
+//! - [`Output::complete`]: statistics per channel and stage (summary under a
+//!   raw lock, histogram buckets as atomics), thresholds, the ring for
+//!   `read()`; in task context (the producers' kernel threads or IRQ
+//!   threads), never in hard IRQ;
+//! - [`Sessions`] and the file operations [`ioctl`], [`read`], [`poll`],
+//!   [`release`] and [`fdinfo`]: one session per device, owned by the file
+//!   that configured it, one streaming reader, the ioctls of
+//!   `include/uapi/linux/rtlat.h`.
+//!
+//! Everything is allocated when a session is configured.
+
+use kernel::{
+    bindings,
+    ffi::c_uint,
+    fs::File,
+    iov::IovIterDest,
+    new_mutex, new_poll_condvar,
+    prelude::*,
+    seq_file::SeqFile,
+    seq_print,
+    str::CStr,
+    sync::{
+        atomic::{
+            Acquire,
+            Atomic,
+            Relaxed,
+            Release, //
+        },
+        lock::GlobalLockBackend,
+        poll::{
+            PollCondVar,
+            PollTable, //
+        },
+        Arc,
+        GlobalLock,
+        Mutex, //
+    },
+    uaccess::{
+        UserPtr,
+        UserSlice, //
+    },
+};
+
+use super::{
+    file as rfile,
+    hist,
+    preempt::{
+        self,
+        ktime_ns, //
+    },
+    raw_spinlock::RawSpinLock,
+    ring::{
+        new_kring,
+        KRing, //
+    },
+    uapi::{
+        self,
+        ioc,
+        Config,
+        Record,
+        Stats,
+        Status,
+        UapiError, //
+    },
+};
+
+/// Statistics of one stage on one channel: summary under a raw lock (a few
+/// words), histogram buckets as atomics (single writer, lock-free readers).
+pub(crate) struct StageStats {
+    summary: Pin<KBox<RawSpinLock<hist::Summary>>>,
+    buckets: KVec<Atomic<u64>>,
+}
+
+impl StageStats {
+    fn new() -> Result<Self> {
+        let mut buckets = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
+        for _ in 0..hist::BUCKETS {
+            buckets.push(Atomic::new(0), GFP_KERNEL)?;
+        }
+        Ok(Self {
+            summary: KBox::pin_init(crate::new_raw_spinlock!(hist::Summary::new()), GFP_KERNEL)?,
+            buckets,
+        })
+    }
+
+    fn add(&self, v: u64, seq: u64, time: u64) {
+        self.buckets[hist::bucket_of(v)].fetch_add(1, Relaxed);
+        self.summary.lock().add(v, seq, time);
+    }
+
+    fn reset(&self) {
+        *self.summary.lock() = hist::Summary::new();
+        for b in self.buckets.iter() {
+            b.store(0, Relaxed);
+        }
+    }
+
+    /// Copy of the summary.
+    pub(crate) fn summary(&self) -> hist::Summary {
+        *self.summary.lock()
+    }
+
+    /// Copy of the buckets.
+    pub(crate) fn buckets(&self) -> Result<KVec<u64>> {
+        let mut v = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
+        for b in self.buckets.iter() {
+            v.push(b.load(Relaxed), GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
+}
+
+/// One stream of records: a ring for `read()`, statistics per stage, and the
+/// periods it missed. `id` is what `Record::cpu`, `RTLAT_IOC_STATS` and the
+/// status bitmaps call it (a CPU number).
+pub(crate) struct Channel {
+    pub(crate) id: u32,
+    pub(crate) ring: KRing<Record>,
+    pub(crate) stats: KVec<StageStats>,
+    pub(crate) missed: Atomic<u64>,
+    /// Sampling on this channel stopped for good (its CPU went offline).
+    pub(crate) went_offline: Atomic<bool>,
+}
+
+impl Channel {
+    /// A channel with a ring of `config.ring_records` records. Sleeps.
+    pub(crate) fn new(id: u32, config: &Config) -> Result<Self> {
+        let ring_records = if config.ring_records == 0 {
+            uapi::RING_DEFAULT
+        } else {
+            config.ring_records
+        };
+        let mut stats = KVec::with_capacity(uapi::NR_STAGES, GFP_KERNEL)?;
+        for _ in 0..uapi::NR_STAGES {
+            stats.push(StageStats::new()?, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            id,
+            ring: new_kring(ring_records as usize)?,
+            stats,
+            missed: Atomic::new(0),
+            went_offline: Atomic::new(false),
+        })
+    }
+}
+
+/// Why a threshold tripped.
+#[derive(Clone, Copy, Default)]
+struct Trip {
+    chan: u32,
+    stage: u32,
+    value: u64,
+    seq: u64,
+}
+
+/// The output side of a session: its channels, state and readers.
+#[pin_data]
+pub(crate) struct Output {
+    pub(crate) config: Config,
+    pub(crate) chans: KVec<Channel>,
+    state: Atomic<u32>,
+    stop_reason: Atomic<u32>,
+    #[pin]
+    trip: RawSpinLock<Trip>,
+    started_ns: Atomic<i64>,
+    /// Set when the source has stopped for good: no record will come.
+    finished: Atomic<bool>,
+    /// Readers wait here for records; the value counts notifications.
+    #[pin]
+    readers: Mutex<u64>,
+    #[pin]
+    readable: PollCondVar,
+    /// Serialises `read()` callers (the rings have a single consumer).
+    #[pin]
+    read_lock: Mutex<()>,
+    /// Written to the trace buffer when a threshold trips.
+    trip_marker: &'static CStr,
+}
+
+impl Output {
+    /// The output of a configured session over `chans`.
+    pub(crate) fn new(
+        config: Config,
+        chans: KVec<Channel>,
+        trip_marker: &'static CStr,
+    ) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            config,
+            chans,
+            state: Atomic::new(uapi::STATE_CONFIGURED),
+            stop_reason: Atomic::new(uapi::STOP_NONE),
+            trip <- crate::new_raw_spinlock!(Trip::default()),
+            started_ns: Atomic::new(0),
+            finished: Atomic::new(false),
+            readers <- new_mutex!(0),
+            readable <- new_poll_condvar!(),
+            read_lock <- new_mutex!(()),
+            trip_marker,
+        })
+    }
+
+    pub(crate) fn state(&self) -> u32 {
+        self.state.load(Relaxed)
+    }
+
+    pub(crate) fn running(&self) -> bool {
+        self.state() == uapi::STATE_RUNNING
+    }
+
+    /// Configured -> running; `EBUSY` from any other state.
+    pub(crate) fn set_running(&self) -> Result {
+        self.started_ns.store(ktime_ns(), Relaxed);
+        self.state
+            .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_RUNNING, Relaxed)
+            .map(|_| ())
+            .map_err(|_| EBUSY)
+    }
+
+    /// Marks the session stopped for `reason` (the first reason wins) and
+    /// wakes the readers. The source stops its producers itself.
+    pub(crate) fn set_stopped(&self, reason: u32) {
+        if self
+            .state
+            .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
+            .is_ok()
+            || self
+                .state
+                .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_STOPPED, Relaxed)
+                .is_ok()
+        {
+            self.stop_reason.store(reason, Relaxed);
+        }
+        self.notify_readers();
+    }
+
+    /// The source has stopped for good and every record is in the rings:
+    /// the stream may end.
+    pub(crate) fn set_finished(&self) {
+        self.finished.store(true, Release);
+        self.notify_readers();
+    }
+
+    /// True once [`Self::set_finished`] was called.
+    pub(crate) fn finished(&self) -> bool {
+        self.finished.load(Acquire)
+    }
+
+    pub(crate) fn notify_readers(&self) {
+        let mut g = self.readers.lock();
+        *g += 1;
+        self.readable.notify_all();
+    }
+
+    /// Waits until something may be readable; true if interrupted by a signal.
+    fn wait_readable(&self, seen: u64) -> bool {
+        let mut g = self.readers.lock();
+        while *g == seen {
+            if self.readable.wait_interruptible(&mut g) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn generation(&self) -> u64 {
+        *self.readers.lock()
+    }
+
+    pub(crate) fn chan(&self, id: u32) -> Option<&Channel> {
+        self.chans.iter().find(|c| c.id == id)
+    }
+
+    /// Adds the measured stages of `rec` to `chan`'s statistics; returns the
+    /// first threshold it exceeds. Task context.
+    fn account(&self, chan: &Channel, rec: &Record, stages: core::ops::Range<usize>) -> Option<Trip> {
+        let mut tripped = None;
+        for stage in stages {
+            let lat = rec.lat_ns[stage];
+            if lat < 0 {
+                continue;
+            }
+            let lat = lat as u64;
+            chan.stats[stage].add(lat, rec.seq, rec.expected_ns);
+            let limit = self.config.threshold_ns[stage];
+            if limit != 0 && lat > limit && tripped.is_none() {
+                tripped = Some(Trip {
+                    chan: chan.id,
+                    stage: stage as u32,
+                    value: lat,
+                    seq: rec.seq,
+                });
+            }
+        }
+        tripped
+    }
+
+    /// A completed record: statistics, thresholds, then the ring. Returns
+    /// true if it tripped a threshold; the session is then marked stopped
+    /// and the caller must halt its producers.
+    ///
+    /// # Safety
+    ///
+    /// Records of one channel are completed by one context at a time (the
+    /// ring has a single producer).
+    pub(crate) unsafe fn complete(&self, chan: &Channel, mut rec: Record) -> bool {
+        let missed = u64::from(rec.missed);
+        if missed != 0 {
+            chan.missed.fetch_add(missed, Relaxed);
+        }
+        let tripped = self.account(chan, &rec, 0..uapi::NR_STAGES);
+        if tripped.is_some() {
+            rec.flags |= uapi::REC_THRESHOLD;
+        }
+        // SAFETY: Single producer per channel, by this function's contract.
+        unsafe { chan.ring.push(rec) };
+        self.notify_readers();
+        tripped.is_some_and(|t| self.trip(t))
+    }
+
+    /// A stage measured by the reader itself (rtedu's user stage, stamped by
+    /// `read()` on the record whose event woke it): statistics and
+    /// thresholds; true if it tripped.
+    pub(crate) fn complete_stage(&self, chan: &Channel, rec: &mut Record, stage: usize) -> bool {
+        match self.account(chan, rec, stage..stage + 1) {
+            Some(t) => {
+                rec.flags |= uapi::REC_THRESHOLD;
+                self.trip(t)
+            }
+            None => false,
+        }
+    }
+
+    /// Records a threshold trip if the session is running; true if it was.
+    fn trip(&self, t: Trip) -> bool {
+        if !self.running() {
+            return false;
+        }
+        *self.trip.lock() = t;
+        preempt::trace_marker(self.trip_marker);
+        if self.config.flags & uapi::CFG_TRACING_OFF != 0 {
+            // SAFETY: `tracing_off` has no precondition.
+            unsafe { bindings::tracing_off() };
+        }
+        self.set_stopped(uapi::STOP_THRESHOLD);
+        true
+    }
+
+    /// Resets every statistic (sampling continues).
+    pub(crate) fn reset(&self) {
+        for c in self.chans.iter() {
+            for s in c.stats.iter() {
+                s.reset();
+            }
+            c.missed.store(0, Relaxed);
+        }
+    }
+
+    pub(crate) fn status(&self) -> Status {
+        let t = *self.trip.lock();
+        let mut s = Status {
+            state: self.state(),
+            stop_reason: self.stop_reason.load(Relaxed),
+            trip_cpu: t.chan,
+            trip_stage: t.stage,
+            trip_value_ns: t.value,
+            trip_seq: t.seq,
+            started_ns: self.started_ns.load(Relaxed) as u64,
+            ..Default::default()
+        };
+        for c in self.chans.iter() {
+            let i = c.id as usize;
+            s.cpus[i / 64] |= 1 << (i % 64);
+            if c.went_offline.load(Relaxed) {
+                s.offline[i / 64] |= 1 << (i % 64);
+            }
+            let k = c.ring.counters();
+            s.produced += k.produced;
+            s.delivered += k.delivered;
+            s.dropped += k.dropped;
+            s.missed += c.missed.load(Relaxed);
+        }
+        s
+    }
+
+    /// `RTLAT_IOC_STATS`.
+    fn ioctl_stats(&self, arg: usize) -> Result<isize> {
+        let mut buf = [0u8; uapi::STATS_SIZE];
+        let (mut reader, mut writer) =
+            UserSlice::new(UserPtr::from_addr(arg), buf.len()).reader_writer();
+        reader.read_slice(&mut buf)?;
+        let mut st = Stats::decode_request(&buf).map_err(uapi_err)?;
+        let chan = self.chan(st.cpu).ok_or(EINVAL)?;
+        let stage = &chan.stats[st.stage as usize];
+        let sum = stage.summary();
+        let buckets = stage.buckets()?;
+        let k = chan.ring.counters();
+        st.hist_layout = uapi::HIST_LAYOUT;
+        st.count = sum.count;
+        st.min = if sum.count == 0 { 0 } else { sum.min };
+        st.max = sum.max;
+        st.sum = sum.sum;
+        st.max_seq = sum.max_seq;
+        st.max_time = sum.max_time;
+        st.missed = chan.missed.load(Relaxed);
+        st.produced = k.produced;
+        st.delivered = k.delivered;
+        st.dropped = k.dropped;
+        for (p, &ppm) in st.percentiles.iter_mut().zip(hist::PERCENTILES_PPM.iter()) {
+            *p = hist::percentile(&buckets, ppm, sum.max).unwrap_or(0);
+        }
+        if st.buckets_ptr != 0 {
+            let n = (st.nr_buckets as usize).min(hist::BUCKETS);
+            let mut out =
+                UserSlice::new(UserPtr::from_addr(st.buckets_ptr as usize), n * 8).writer();
+            for &b in buckets.iter().take(n) {
+                out.write_slice(&b.to_ne_bytes())?;
+            }
+            st.nr_buckets = n as u32;
+        } else {
+            st.nr_buckets = 0;
+        }
+        st.encode(&mut buf);
+        writer.write_slice(&buf)?;
+        Ok(0)
+    }
+}
+
+fn uapi_err(e: UapiError) -> Error {
+    match e {
+        UapiError::Size | UapiError::Version | UapiError::Invalid => EINVAL,
+    }
+}
+
+/// A measuring session of a device.
+pub(crate) trait Source: Send + Sync + Sized + 'static {
+    /// Allocates everything a session with `config` needs; nothing is
+    /// allocated later. `EINVAL` for what this device cannot measure.
+    fn configure(dev: &Self::Device, config: Config) -> Result<Arc<Self>>;
+
+    /// What [`Self::configure`] needs of the device.
+    type Device;
+
+    fn output(&self) -> &Output;
+
+    /// Starts sampling (`RTLAT_IOC_START`).
+    fn start(self: &Arc<Self>) -> Result;
+
+    /// Stops sampling for `reason`, waits until no producer runs, and then
+    /// calls [`Output::set_finished`]. Sleeps; idempotent.
+    fn stop(&self, reason: u32);
+
+    /// `RTLAT_IOC_USER_WAIT`, where the device measures the user stage that
+    /// way; `ENOTTY` otherwise.
+    fn user_wait(&self) -> Result<Record> {
+        Err(ENOTTY)
+    }
+
+    /// `read()` slept and is about to return `rec` (the first record it
+    /// got after waking) to user space: a device that measures the user
+    /// stage in `read()` stamps it here.
+    fn woken(&self, _chan: &Channel, _rec: &mut Record) {}
+}
+
+/// The one session of a device and the files that own and read it.
+pub(crate) struct Sessions<S> {
+    session: Option<Arc<S>>,
+    /// File id of the owner (the file that configured the session).
+    owner: u64,
+    /// File id of the streaming reader, 0 if none.
+    reader: u64,
+}
+
+impl<S> Sessions<S> {
+    pub(crate) const fn new() -> Self {
+        Self {
+            session: None,
+            owner: 0,
+            reader: 0,
+        }
+    }
+
+    /// Takes the session away (the device is going): the caller stops it.
+    pub(crate) fn take(&mut self) -> Option<Arc<S>> {
+        self.owner = 0;
+        self.session.take()
+    }
+}
+
+/// Where a device keeps its [`Sessions`]: a [`Mutex`] or a global lock.
+pub(crate) trait SessionLock<S> {
+    fn with<R>(&self, f: impl FnOnce(&mut Sessions<S>) -> R) -> R;
+}
+
+impl<S> SessionLock<S> for Mutex<Sessions<S>> {
+    fn with<R>(&self, f: impl FnOnce(&mut Sessions<S>) -> R) -> R {
+        f(&mut self.lock())
+    }
+}
+
+impl<S, B: GlobalLockBackend<Item = Sessions<S>>> SessionLock<S> for &'static GlobalLock<B> {
+    fn with<R>(&self, f: impl FnOnce(&mut Sessions<S>) -> R) -> R {
+        f(&mut self.lock())
+    }
+}
+
+/// The current session, if any.
+pub(crate) fn session<S, L: SessionLock<S>>(lock: &L) -> Option<Arc<S>> {
+    lock.with(|sh| sh.session.clone())
+}
+
+fn owned<S, L: SessionLock<S>>(lock: &L, id: u64) -> Result<Arc<S>> {
+    lock.with(|sh| match &sh.session {
+        None => Err(EINVAL),
+        Some(_) if sh.owner != id => Err(EBUSY),
+        Some(s) => Ok(s.clone()),
+    })
+}
+
+/// `RTLAT_IOC_CONFIG`: a new session owned by file `id`.
+fn config<S: Source, L: SessionLock<S>>(
+    lock: &L,
+    dev: &S::Device,
+    id: u64,
+    arg: usize,
+) -> Result<isize> {
+    if !preempt::capable_rt() {
+        return Err(EPERM);
+    }
+    let mut buf = [0u8; uapi::CONFIG_SIZE];
+    UserSlice::new(UserPtr::from_addr(arg), buf.len())
+        .reader()
+        .read_slice(&mut buf)?;
+    let config = Config::decode(&buf).map_err(uapi_err)?;
+    let old = lock.with(|sh| -> Result<Option<Arc<S>>> {
+        if let Some(s) = &sh.session {
+            if sh.owner != id || s.output().running() {
+                return Err(EBUSY);
+            }
+        }
+        // Allocate everything now, outside any atomic context.
+        let new = S::configure(dev, config)?;
+        sh.owner = id;
+        Ok(sh.session.replace(new))
+    })?;
+    if let Some(old) = old {
+        old.stop(uapi::STOP_USER);
+    }
+    Ok(0)
+}
+
+/// The ioctls of `include/uapi/linux/rtlat.h` for file `id`.
+pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
+    lock: &L,
+    dev: &S::Device,
+    id: u64,
+    cmd: u32,
+    arg: usize,
+) -> Result<isize> {
+    match cmd {
+        ioc::CONFIG => config(lock, dev, id, arg),
+        ioc::START => {
+            if !preempt::capable_rt() {
+                return Err(EPERM);
+            }
+            owned(lock, id)?.start()?;
+            Ok(0)
+        }
+        ioc::STOP => {
+            owned(lock, id)?.stop(uapi::STOP_USER);
+            Ok(0)
+        }
+        ioc::RESET => {
+            owned(lock, id)?.output().reset();
+            Ok(0)
+        }
+        ioc::STATUS => {
+            let st = session(lock)
+                .map(|s| s.output().status())
+                .unwrap_or_default();
+            let mut buf = [0u8; uapi::STATUS_SIZE];
+            st.encode(&mut buf);
+            UserSlice::new(UserPtr::from_addr(arg), buf.len())
+                .writer()
+                .write_slice(&buf)?;
+            Ok(0)
+        }
+        ioc::STATS => session(lock).ok_or(EINVAL)?.output().ioctl_stats(arg),
+        ioc::USER_WAIT => {
+            let rec = session(lock).ok_or(EINVAL)?.user_wait()?;
+            let mut buf = [0u8; uapi::RECORD_SIZE];
+            rec.encode(&mut buf);
+            UserSlice::new(UserPtr::from_addr(arg), buf.len())
+                .writer()
+                .write_slice(&buf)?;
+            Ok(0)
+        }
+        _ => Err(ENOTTY),
+    }
+}
+
+/// File `id` is closed: if it owned the session, the session stops and is
+/// freed.
+pub(crate) fn release<S: Source, L: SessionLock<S>>(lock: &L, id: u64) {
+    let owned = lock.with(|sh| {
+        if sh.reader == id {
+            sh.reader = 0;
+        }
+        if sh.owner == id {
+            sh.owner = 0;
+            sh.session.take()
+        } else {
+            None
+        }
+    });
+    if let Some(s) = owned {
+        s.stop(uapi::STOP_USER);
+    }
+}
+
+/// `read()` for file `id`: whole records, round robin over the channels;
+/// blocks (unless `nonblock`) until there are some; 0 once the session has
+/// stopped and everything was read.
+pub(crate) fn read<S: Source, L: SessionLock<S>>(
+    lock: &L,
+    id: u64,
+    nonblock: bool,
+    iov: &mut IovIterDest<'_>,
+) -> Result<usize> {
+    if iov.len() < uapi::RECORD_SIZE {
+        return Err(EINVAL);
+    }
+    let session = lock.with(|sh| {
+        if sh.reader != 0 && sh.reader != id {
+            return Err(EBUSY);
+        }
+        let s = sh.session.clone().ok_or(EINVAL)?;
+        sh.reader = id;
+        Ok(s)
+    })?;
+    let out = session.output();
+    let _serial = out.read_lock.lock();
+    let mut woken = false;
+    loop {
+        let seen = out.generation();
+        let mut n = 0;
+        let mut buf = [0u8; uapi::RECORD_SIZE];
+        'fill: while iov.len() >= uapi::RECORD_SIZE {
+            let mut any = false;
+            for chan in out.chans.iter() {
+                if iov.len() < uapi::RECORD_SIZE {
+                    break 'fill;
+                }
+                // SAFETY: `read_lock` makes this the only consumer.
+                if let Some(mut rec) = unsafe { chan.ring.pop() } {
+                    if woken {
+                        session.woken(chan, &mut rec);
+                        woken = false;
+                    }
+                    rec.encode(&mut buf);
+                    if iov.copy_to_iter(&buf) != buf.len() {
+                        return if n > 0 { Ok(n) } else { Err(EFAULT) };
+                    }
+                    n += buf.len();
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        if n > 0 {
+            return Ok(n);
+        }
+        // The stream ends once the session has stopped for good and every
+        // record was read.
+        if out.finished() && out.chans.iter().all(|c| c.ring.is_empty()) {
+            return Ok(0);
+        }
+        if nonblock {
+            return Err(EAGAIN);
+        }
+        if out.wait_readable(seen) {
+            return Err(ERESTARTSYS);
+        }
+        woken = true;
+    }
+}
+
+/// `poll()`: readable when a ring has records, readable and hung up when
+/// the stream has ended (or there is no session).
+pub(crate) fn poll<S: Source, L: SessionLock<S>>(
+    lock: &L,
+    file: &File,
+    table: &PollTable<'_>,
+) -> c_uint {
+    let Some(session) = session(lock) else {
+        return rfile::POLL_HUP;
+    };
+    let out = session.output();
+    table.register_wait(file, &out.readable);
+    let mut mask = 0;
+    if out.chans.iter().any(|c| !c.ring.is_empty()) {
+        mask |= rfile::POLL_READABLE;
+    }
+    if out.finished() {
+        mask |= rfile::POLL_READABLE | rfile::POLL_HUP;
+    }
+    mask
+}
+
+/// `/proc/<pid>/fdinfo/<fd>`: the session's state and per-channel summary.
+pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(lock: &L, m: &SeqFile, name: &str) {
+    let Some(session) = session(lock) else {
+        seq_print!(m, "{}: no session\n", name);
+        return;
+    };
+    let out = session.output();
+    let st = out.status();
+    seq_print!(
+        m,
+        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {}\n",
+        name,
+        st.state,
+        st.stop_reason,
+        out.config.period_ns,
+        st.produced,
+        st.delivered,
+        st.dropped,
+        st.missed
+    );
+    for chan in out.chans.iter() {
+        for (stage, s) in chan.stats.iter().enumerate() {
+            let sum = s.summary();
+            if sum.count == 0 {
+                continue;
+            }
+            let b = s.buckets();
+            let pct = |ppm| {
+                b.as_ref()
+                    .ok()
+                    .and_then(|b| hist::percentile(b, ppm, sum.max))
+                    .unwrap_or(0)
+            };
+            seq_print!(
+                m,
+                "cpu {} {}: count {} min {} avg {} max {} p50 {} p99 {} p99.9 {} p99.99 {} missed {} dropped {}\n",
+                chan.id,
+                uapi::STAGE_NAMES[stage],
+                sum.count,
+                sum.min,
+                sum.mean(),
+                sum.max,
+                pct(500_000),
+                pct(990_000),
+                pct(999_000),
+                pct(999_900),
+                chan.missed.load(Relaxed),
+                chan.ring.counters().dropped
+            );
+        }
+    }
+}
