@@ -23,6 +23,8 @@ use super::ffi;
 pub(crate) const POLL_READABLE: c_uint = 0x0001 | 0x0040;
 /// `EPOLLHUP`: the other side is gone (e.g. the session stopped).
 pub(crate) const POLL_HUP: c_uint = 0x0010;
+/// `EPOLLERR`: an error (e.g. the device was unbound).
+pub(crate) const POLL_ERR: c_uint = 0x0008;
 
 /// A device's `poll()`: register on the wait queues that signal readiness
 /// through `table`, and return the current `POLL_*` mask.
@@ -64,4 +66,18 @@ pub(crate) fn kiocb_nonblock<T: kernel::types::ForeignOwnable>(kiocb: &mut Kiocb
         let k = kiocb.as_raw();
         ((*(*k).ki_filp).f_flags & O_NONBLOCK) != 0
     }
+}
+
+/// The open-file data of a `MiscDevice` whose `Ptr` is `KBox<T>`, for
+/// callbacks that only get the file (such as [`Poll::poll`]).
+///
+/// # Safety
+///
+/// `file` is a file of a `MiscDevice<Ptr = KBox<T>>` whose `open` has
+/// returned (the misc device stores the box in `private_data`), and it is
+/// not released while the reference is used.
+pub(crate) unsafe fn private<T>(file: &File) -> &T {
+    // SAFETY: By the caller's guarantee `private_data` is the pointer of a
+    // live `KBox<T>` (`KBox::into_foreign` gives the box's raw pointer).
+    unsafe { &*(*file.as_ptr()).private_data.cast::<T>() }
 }

@@ -23,9 +23,9 @@
 //! - [`IrqHandler::thread`] receives a [`Sleepable`] token: the rest of the
 //!   work, with sleeping locks, waking user space.
 //!
-//! The IRQ thread is moved to the priority given to [`ThreadedIrq`]
-//! (changeable with [`ThreadedIrq::set_priority`]) from the thread itself,
-//! on its next run, as `chrt -f -p` would.
+//! The IRQ thread is moved to the priority held in the handler's
+//! [`IrqThread`] (changeable at any time with [`IrqThread::set_priority`])
+//! from the thread itself, on its next run, as `chrt -f -p` would.
 
 use core::marker::PhantomPinned;
 
@@ -71,6 +71,60 @@ pub(crate) trait IrqHandler: Sync {
 
     /// The IRQ thread; true if it handled something.
     fn thread(&self, ctx: &Sleepable<'_>) -> bool;
+
+    /// The wanted priority of the IRQ thread, and what it is.
+    fn irq_thread(&self) -> &IrqThread;
+}
+
+/// The SCHED_FIFO priority wanted for an IRQ thread, the one applied, and
+/// the thread's id.
+pub(crate) struct IrqThread {
+    priority: Atomic<u32>,
+    applied: Atomic<u32>,
+    tid: Atomic<i32>,
+}
+
+impl IrqThread {
+    /// Wants SCHED_FIFO `priority`, clamped to 1..=99.
+    pub(crate) fn new(priority: u32) -> Self {
+        Self {
+            priority: Atomic::new(priority.clamp(1, 99)),
+            applied: Atomic::new(0),
+            tid: Atomic::new(0),
+        }
+    }
+
+    /// Moves the IRQ thread to SCHED_FIFO `priority` (1..=99) on its next run.
+    pub(crate) fn set_priority(&self, priority: u32) -> Result {
+        if !(1..=99).contains(&priority) {
+            return Err(EINVAL);
+        }
+        self.priority.store(priority, Relaxed);
+        Ok(())
+    }
+
+    /// The priority applied to the IRQ thread (0 before its first run).
+    pub(crate) fn applied_priority(&self) -> u32 {
+        self.applied.load(Relaxed)
+    }
+
+    /// The IRQ thread's id (0 before its first run).
+    pub(crate) fn tid(&self) -> i32 {
+        self.tid.load(Relaxed)
+    }
+
+    /// In the IRQ thread: apply the wanted priority if it changed.
+    fn apply(&self) {
+        let want = self.priority.load(Relaxed);
+        if self.applied.load(Relaxed) != want {
+            // SAFETY: Changes the current task's policy; task context.
+            if unsafe { ffi::rtrs_set_current_fifo(want as c_int) } == 0 {
+                self.applied.store(want, Relaxed);
+            }
+        }
+        // SAFETY: Reads the current task's pid; no precondition.
+        self.tid.store(unsafe { ffi::rtrs_current_tid() }, Relaxed);
+    }
 }
 
 /// A registered pair of interrupt handlers; dropping it frees the
@@ -84,10 +138,6 @@ pub(crate) trait IrqHandler: Sync {
 pub(crate) struct ThreadedIrq<T: IrqHandler> {
     ops: Opaque<ffi::IrqOps>,
     irq: u32,
-    priority: Atomic<u32>,
-    applied: Atomic<u32>,
-    thread_tid: Atomic<i32>,
-    #[pin]
     handler: T,
     #[pin]
     _pin: PhantomPinned,
@@ -99,8 +149,7 @@ unsafe impl<T: IrqHandler + Send> Send for ThreadedIrq<T> {}
 unsafe impl<T: IrqHandler> Sync for ThreadedIrq<T> {}
 
 impl<T: IrqHandler> ThreadedIrq<T> {
-    /// Requests `irq` for `handler`, with its thread at SCHED_FIFO
-    /// `priority` (1..=99). `shared`: the line may be shared (INTx).
+    /// Requests `irq` for `handler`. `shared`: the line may be shared (INTx).
     ///
     /// # Safety
     ///
@@ -110,9 +159,8 @@ impl<T: IrqHandler> ThreadedIrq<T> {
     pub(crate) unsafe fn new(
         irq: u32,
         shared: bool,
-        priority: u32,
         name: &'static CStr,
-        handler: impl PinInit<T, Error>,
+        handler: T,
     ) -> impl PinInit<Self, Error> {
         let flags = bindings::IRQF_ONESHOT | if shared { bindings::IRQF_SHARED } else { 0 };
         try_pin_init!(&this in Self {
@@ -122,10 +170,7 @@ impl<T: IrqHandler> ThreadedIrq<T> {
                 data: this.as_ptr().cast::<c_void>(),
             }),
             irq,
-            priority: Atomic::new(priority.clamp(1, 99)),
-            applied: Atomic::new(0),
-            thread_tid: Atomic::new(0),
-            handler <- handler,
+            handler,
             _pin: PhantomPinned,
             _: {
                 // SAFETY: Every field is initialised, so the handlers may run
@@ -151,25 +196,6 @@ impl<T: IrqHandler> ThreadedIrq<T> {
     /// The interrupt number.
     pub(crate) fn irq(&self) -> u32 {
         self.irq
-    }
-
-    /// Moves the IRQ thread to SCHED_FIFO `priority` (1..=99) on its next run.
-    pub(crate) fn set_priority(&self, priority: u32) -> Result {
-        if !(1..=99).contains(&priority) {
-            return Err(EINVAL);
-        }
-        self.priority.store(priority, Relaxed);
-        Ok(())
-    }
-
-    /// The priority applied to the IRQ thread (0 before its first run).
-    pub(crate) fn applied_priority(&self) -> u32 {
-        self.applied.load(Relaxed)
-    }
-
-    /// The IRQ thread's id (0 before its first run).
-    pub(crate) fn thread_tid(&self) -> i32 {
-        self.thread_tid.load(Relaxed)
     }
 }
 
@@ -203,16 +229,7 @@ unsafe extern "C" fn hard_trampoline<T: IrqHandler>(data: *mut c_void) -> c_int 
 unsafe extern "C" fn thread_trampoline<T: IrqHandler>(data: *mut c_void) -> c_int {
     // SAFETY: As in `hard_trampoline`.
     let this = unsafe { &*data.cast::<ThreadedIrq<T>>() };
-    let want = this.priority.load(Relaxed);
-    if this.applied.load(Relaxed) != want {
-        // SAFETY: Changes the current task's policy; allowed in task context.
-        if unsafe { ffi::rtrs_set_current_fifo(want as c_int) } == 0 {
-            this.applied.store(want, Relaxed);
-        }
-    }
-    // SAFETY: Reads the current task's pid; no precondition.
-    this.thread_tid
-        .store(unsafe { ffi::rtrs_current_tid() }, Relaxed);
+    this.handler.irq_thread().apply();
     // SAFETY: IRQ threads run in task context and may sleep.
     let ctx = unsafe { Sleepable::assume() };
     if this.handler.thread(&ctx) {

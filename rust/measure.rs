@@ -468,6 +468,13 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
     /// got after waking) to user space: a device that measures the user
     /// stage in `read()` stamps it here.
     fn woken(&self, _chan: &Channel, _rec: &mut Record) {}
+
+    /// The device went away (unbound): once its records are read, `read()`
+    /// fails with `ENODEV` instead of returning 0, and `poll()` reports
+    /// `EPOLLERR`.
+    fn gone(&self) -> bool {
+        false
+    }
 }
 
 /// The one session of a device and the files that own and read it.
@@ -683,7 +690,7 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
         // The stream ends once the session has stopped for good and every
         // record was read.
         if out.finished() && out.chans.iter().all(|c| c.ring.is_empty()) {
-            return Ok(0);
+            return if session.gone() { Err(ENODEV) } else { Ok(0) };
         }
         if nonblock {
             return Err(EAGAIN);
@@ -713,6 +720,9 @@ pub(crate) fn poll<S: Source, L: SessionLock<S>>(
     }
     if out.finished() {
         mask |= rfile::POLL_READABLE | rfile::POLL_HUP;
+    }
+    if session.gone() {
+        mask |= rfile::POLL_ERR;
     }
     mask
 }

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests of rtedu (/dev/rtedu<N>) on QEMU's edu device, two instances:
+ * probe and identification, factorial and DMA results, interrupt latency
+ * records, the IRQ thread's priority, ioctl error paths, two instances at
+ * once, and unbind/bind during an active measurement with a blocked reader.
+ *
+ * Loads rtedu.ko if it is not loaded (from $RTRS_MODDIR or
+ * /lib/modules/$(uname -r)/extra) with the rtedu.* parameters of the kernel
+ * command line, as modprobe would, and unloads it at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/rtedu.h>
+#include <linux/rtlat.h>
+#include "kselftest_harness.h"
+
+#define DEV0 "/dev/rtedu0"
+#define DEV1 "/dev/rtedu1"
+#define DRIVER "/sys/bus/pci/drivers/rtedu"
+
+static int module_loaded(void)
+{
+	return access("/sys/module/rtedu", F_OK) == 0;
+}
+
+/* The rtedu.* parameters of the kernel command line. */
+static void cmdline_params(char *out, size_t len)
+{
+	char buf[4096], *tok, *save;
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	out[0] = 0;
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f)) {
+		for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			if (strncmp(tok, "rtedu.", 6) == 0 && strlen(out) + strlen(tok) + 2 < len) {
+				strcat(out, " ");
+				strcat(out, tok + 6);
+			}
+		}
+	}
+	fclose(f);
+}
+
+static void __attribute__((constructor)) load_module(void)
+{
+	char cmd[1024], params[512];
+	const char *dir = getenv("RTRS_MODDIR");
+
+	if (module_loaded())
+		return;
+	cmdline_params(params, sizeof(params));
+	if (dir)
+		snprintf(cmd, sizeof(cmd), "insmod %s/rtedu.ko%s 2>/dev/null", dir, params);
+	else
+		snprintf(cmd, sizeof(cmd),
+			 "insmod /lib/modules/$(uname -r)/extra/rtedu.ko%s 2>/dev/null", params);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not load rtedu.ko\n");
+	/* devtmpfs creates the nodes asynchronously. */
+	for (int i = 0; i < 100 && access(DEV1, F_OK); i++)
+		usleep(20000);
+}
+
+static int open_or_skip(const char *path)
+{
+	return open(path, O_RDWR);
+}
+
+#define OPEN_DEV(path, fd)						\
+	do {								\
+		if (!module_loaded())					\
+			SKIP(return, "rtedu not loaded (needs Linux >= 7.3)"); \
+		fd = open_or_skip(path);				\
+		if (fd < 0 && errno == ENOENT)				\
+			SKIP(return, "%s: no edu device", path);	\
+		ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno)); \
+	} while (0)
+
+static struct rtedu_info info_of(int fd)
+{
+	struct rtedu_info i = { .size = sizeof(i), .version = RTEDU_VERSION };
+
+	if (ioctl(fd, RTEDU_IOC_INFO, &i))
+		memset(&i, 0, sizeof(i));
+	return i;
+}
+
+static struct rtlat_config config_default(void)
+{
+	struct rtlat_config c = {
+		.size = sizeof(c),
+		.version = RTLAT_VERSION,
+		.period_ns = 1000000,
+		.stages = (1 << RTLAT_STAGE_IRQ) | (1 << RTLAT_STAGE_THREAD) |
+			  (1 << RTLAT_STAGE_USER),
+		.priority = 77,
+	};
+	return c;
+}
+
+static uint32_t factorial32(uint32_t n)
+{
+	uint32_t r = 1;
+
+	while (n > 1)
+		r *= n--;
+	return r;
+}
+
+TEST(probe_two_instances)
+{
+	int fd0, fd1;
+	struct rtedu_info a, b;
+
+	OPEN_DEV(DEV0, fd0);
+	OPEN_DEV(DEV1, fd1);
+	a = info_of(fd0);
+	b = info_of(fd1);
+	ASSERT_EQ(sizeof(a), a.size);
+	EXPECT_EQ(0xed, a.ident & 0xffff);
+	EXPECT_EQ(0xed, b.ident & 0xffff);
+	EXPECT_EQ(0, a.instance);
+	EXPECT_EQ(1, b.instance);
+	EXPECT_NE(a.pci_devid, b.pci_devid);
+	EXPECT_LT(0, a.irq);
+	EXPECT_GE(RTEDU_IRQ_MSIX, a.irq_type);
+	TH_LOG("edu %u.%u irq %u type %u, dma_bits %u", a.ident >> 24, (a.ident >> 16) & 0xff,
+	       a.irq, a.irq_type, a.dma_bits);
+	close(fd0);
+	close(fd1);
+}
+
+TEST(factorial)
+{
+	const char *devs[] = { DEV0, DEV1 };
+
+	for (int d = 0; d < 2; d++) {
+		int fd;
+
+		OPEN_DEV(devs[d], fd);
+		for (uint32_t n = 0; n <= 20; n += (n < 13 ? 1 : 7)) {
+			struct rtedu_factorial f = {
+				.size = sizeof(f), .version = RTEDU_VERSION, .n = n,
+			};
+			ASSERT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f)) TH_LOG("n=%u: %s", n, strerror(errno));
+			EXPECT_EQ(factorial32(n), f.result) TH_LOG("%s: %u!", devs[d], n);
+		}
+		close(fd);
+	}
+}
+
+TEST(dma_round_trip)
+{
+	static unsigned char buf[RTEDU_DMA_MAX], want[RTEDU_DMA_MAX];
+	unsigned int lens[] = { 1, 100, 4095, RTEDU_DMA_MAX };
+	int fd;
+
+	OPEN_DEV(DEV0, fd);
+	if (info_of(fd).dma_bits == 0)
+		SKIP(return, "DMA unavailable (see dmesg)");
+	srand(42);
+	for (unsigned int k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		struct rtedu_dma d = {
+			.size = sizeof(d), .version = RTEDU_VERSION,
+			.buf_ptr = (uintptr_t)buf, .len = lens[k],
+		};
+		for (unsigned int i = 0; i < lens[k]; i++)
+			want[i] = buf[i] = rand();
+		ASSERT_EQ(0, ioctl(fd, RTEDU_IOC_DMA, &d)) TH_LOG("len %u: %s", lens[k], strerror(errno));
+		EXPECT_EQ(0, memcmp(buf, want, lens[k]));
+		EXPECT_LT(0, d.to_dev_ns);
+		EXPECT_LT(0, d.from_dev_ns);
+	}
+	close(fd);
+}
+
+TEST(device_ioctl_errors)
+{
+	unsigned char buf[16];
+	int fd;
+
+	OPEN_DEV(DEV0, fd);
+	struct rtedu_dma d = { .size = sizeof(d), .version = RTEDU_VERSION,
+			       .buf_ptr = (uintptr_t)buf, .len = 0 };
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	EXPECT_EQ(EINVAL, errno);
+	d.len = RTEDU_DMA_MAX + 1;
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	EXPECT_EQ(EINVAL, errno);
+	if (info_of(fd).dma_bits) {
+		d.len = 16;
+		d.buf_ptr = 0;
+		EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+		EXPECT_EQ(EFAULT, errno);
+	}
+	struct rtedu_factorial f = { .size = sizeof(f) + 4, .version = RTEDU_VERSION, .n = 3 };
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_FACTORIAL, &f));
+	EXPECT_EQ(EINVAL, errno);
+	f.size = sizeof(f);
+	f.version = 99;
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_FACTORIAL, &f));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_FACTORIAL, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IO(RTEDU_IOC_MAGIC, 99)));
+	EXPECT_EQ(ENOTTY, errno);
+	close(fd);
+}
+
+TEST(session_ioctl_errors)
+{
+	struct rtlat_config c;
+	struct rtlat_record rec;
+	int fd, other;
+
+	OPEN_DEV(DEV0, fd);
+	other = open(DEV0, O_RDWR);
+	ASSERT_LE(0, other);
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_START));
+	EXPECT_EQ(EINVAL, errno);
+	c = config_default();
+	c.size--;
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c = config_default();
+	c.version = 2;
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c = config_default();
+	c.cpus[0] = 1;	/* one channel: the device; no CPU set */
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c = config_default();
+	c.stages |= 1 << RTLAT_STAGE_RESPONSE;
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c = config_default();
+	c.period_ns = RTLAT_PERIOD_MIN_NS - 1;
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c = config_default();
+	c.priority = 0;
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c = config_default();
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(-1, ioctl(other, RTLAT_IOC_START));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(-1, ioctl(other, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_USER_WAIT, &rec));
+	EXPECT_EQ(ENOTTY, errno);
+	struct rtlat_stats st = { .size = sizeof(st), .version = RTLAT_VERSION, .cpu = 1 };
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_STATS, &st));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_START));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(0, ioctl(fd, RTLAT_IOC_STOP));
+	close(other);
+	close(fd);
+}
+
+/* Reads records until `want` or 10 s; returns how many. */
+static int collect(int fd, struct rtlat_record *recs, int want)
+{
+	int n = 0;
+	time_t end = time(NULL) + 10;
+
+	while (n < want && time(NULL) < end) {
+		ssize_t r = read(fd, recs + n, (want - n) * sizeof(*recs));
+
+		if (r <= 0)
+			break;
+		n += r / sizeof(*recs);
+	}
+	return n;
+}
+
+static int proc_sched(int tid, int *policy, int *prio)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	p = strrchr(buf, ')');
+	/* Fields after the comm: 3 is state; rt_priority is 40, policy 41. */
+	for (i = 3; p && i <= 41; i++) {
+		p = strchr(p + 1, ' ');
+		if (p && i == 40)
+			*prio = atoi(p + 1);
+		if (p && i == 41)
+			*policy = atoi(p + 1);
+	}
+	return p ? 0 : -1;
+}
+
+TEST(latency_records)
+{
+	static struct rtlat_record recs[300];
+	struct rtlat_config c = config_default();
+	struct rtlat_status s = { .size = sizeof(s), .version = RTLAT_VERSION };
+	struct rtlat_stats st = { .size = sizeof(st), .version = RTLAT_VERSION,
+				  .stage = RTLAT_STAGE_IRQ };
+	struct sched_param sp = { .sched_priority = 60 };
+	int fd, n, users = 0, policy = -1, prio = -1;
+
+	OPEN_DEV(DEV0, fd);
+	/* A real-time reader, as the user stage is its wake-up. */
+	sched_setscheduler(0, SCHED_FIFO, &sp);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
+	n = collect(fd, recs, 300);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STOP));
+	ASSERT_LE(100, n) TH_LOG("only %d records in 10 s", n);
+	for (int i = 0; i < n; i++) {
+		struct rtlat_record *r = &recs[i];
+
+		ASSERT_EQ(RTLAT_VERSION, r->version);
+		ASSERT_EQ(0, r->cpu);
+		if (i)
+			ASSERT_LT(recs[i - 1].seq, r->seq);
+		/* raise <= hard IRQ <= IRQ thread <= user thread */
+		ASSERT_LE(0, r->lat_ns[RTLAT_STAGE_IRQ]) TH_LOG("record %d", i);
+		ASSERT_LE(r->lat_ns[RTLAT_STAGE_IRQ], r->lat_ns[RTLAT_STAGE_THREAD]);
+		ASSERT_GT(1000000000LL, r->lat_ns[RTLAT_STAGE_THREAD]);	/* sanity only */
+		ASSERT_EQ(-1, r->lat_ns[RTLAT_STAGE_RESPONSE]);
+		if (!(r->flags & RTLAT_REC_NO_USER)) {
+			ASSERT_LE(r->lat_ns[RTLAT_STAGE_THREAD], r->lat_ns[RTLAT_STAGE_USER]);
+			users++;
+		} else {
+			ASSERT_EQ(-1, r->lat_ns[RTLAT_STAGE_USER]);
+		}
+	}
+	EXPECT_LT(0, users);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STATUS, &s));
+	EXPECT_EQ(RTLAT_STATE_STOPPED, s.state);
+	EXPECT_EQ(1, s.cpus[0]);
+	EXPECT_EQ(0, s.dropped);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STATS, &st));
+	EXPECT_LE(n, st.count);
+	EXPECT_LE(st.min, st.max);
+	st.stage = RTLAT_STAGE_USER;
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STATS, &st));
+	EXPECT_EQ(users, st.count);
+
+	/* The IRQ thread ran at the session's priority. */
+	struct rtedu_info i = info_of(fd);
+	EXPECT_EQ(77, i.irq_thread_prio);
+	ASSERT_LT(0, i.irq_thread_tid);
+	ASSERT_EQ(0, proc_sched(i.irq_thread_tid, &policy, &prio));
+	EXPECT_EQ(SCHED_FIFO, policy);
+	EXPECT_EQ(77, prio);
+	close(fd);
+}
+
+TEST(two_instances_at_once)
+{
+	static struct rtlat_record recs[50];
+	struct rtlat_config c = config_default();
+	int fd0, fd1;
+
+	OPEN_DEV(DEV0, fd0);
+	OPEN_DEV(DEV1, fd1);
+	c.stages &= ~(1 << RTLAT_STAGE_USER);
+	ASSERT_EQ(0, ioctl(fd0, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd1, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd0, RTLAT_IOC_START));
+	ASSERT_EQ(0, ioctl(fd1, RTLAT_IOC_START));
+	/* The device operations go on beside the measurement. */
+	struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 10 };
+	ASSERT_EQ(0, ioctl(fd1, RTEDU_IOC_FACTORIAL, &f));
+	EXPECT_EQ(3628800, f.result);
+	EXPECT_EQ(50, collect(fd0, recs, 50));
+	EXPECT_EQ(50, collect(fd1, recs, 50));
+	EXPECT_EQ(0, ioctl(fd0, RTLAT_IOC_STOP));
+	EXPECT_EQ(0, ioctl(fd1, RTLAT_IOC_STOP));
+	close(fd0);
+	close(fd1);
+}
+
+struct reader {
+	int fd;
+	int records;
+	int last_ret;
+	int last_errno;
+};
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+	struct rtlat_record rec[16];
+
+	for (;;) {
+		ssize_t n = read(r->fd, rec, sizeof(rec));
+
+		if (n <= 0) {
+			r->last_ret = n;
+			r->last_errno = errno;
+			return NULL;
+		}
+		r->records += n / sizeof(rec[0]);
+	}
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+TEST(unbind_bind_during_measurement)
+{
+	struct rtlat_config c = config_default();
+	struct reader r = { 0 };
+	struct rtedu_info i;
+	pthread_t t;
+	char name[32];
+	int fd;
+
+	OPEN_DEV(DEV1, fd);
+	i = info_of(fd);
+	snprintf(name, sizeof(name), "%04x:%02x:%02x.%x", i.pci_domain, i.pci_devid >> 8,
+		 (i.pci_devid >> 3) & 0x1f, i.pci_devid & 7);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
+	r.fd = fd;
+	ASSERT_EQ(0, pthread_create(&t, NULL, reader_fn, &r));
+	usleep(300000);
+	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
+	pthread_join(t, NULL);
+	EXPECT_LT(0, r.records);
+	EXPECT_EQ(-1, r.last_ret);
+	EXPECT_EQ(ENODEV, r.last_errno);
+	EXPECT_EQ(-1, ioctl(fd, RTLAT_IOC_STOP));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_INFO, &i));
+	EXPECT_EQ(ENODEV, errno);
+	close(fd);
+	for (int k = 0; k < 100 && access(DEV1, F_OK) == 0; k++)
+		usleep(20000);
+	EXPECT_NE(0, access(DEV1, F_OK));
+
+	/* Bind again: a working device. */
+	ASSERT_EQ(0, write_file(DRIVER "/bind", name)) TH_LOG("bind %s: %s", name, strerror(errno));
+	for (int k = 0; k < 100 && access(DEV1, F_OK); k++)
+		usleep(20000);
+	fd = open(DEV1, O_RDWR);
+	ASSERT_LE(0, fd);
+	struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 5 };
+	ASSERT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f));
+	EXPECT_EQ(120, f.result);
+	close(fd);
+}
+
+/* Last: once every file is closed, the module unloads cleanly. */
+TEST(zz_unload)
+{
+	if (!module_loaded())
+		SKIP(return, "rtedu not loaded");
+	ASSERT_EQ(0, system("rmmod rtedu"));
+	ASSERT_FALSE(module_loaded());
+}
+
+TEST_HARNESS_MAIN
