@@ -50,11 +50,11 @@ use kernel::{
         Kiocb, //
     },
     io::Io,
-    iov::IovIterDest,
     ioctl::{
         _IOR,
         _IOWR, //
     },
+    iov::IovIterDest,
     miscdevice::{
         MiscDevice,
         MiscDeviceOptions,
@@ -897,7 +897,11 @@ const EDU_ID: pci::DeviceId = unsafe {
     )
 };
 
-kernel::pci_device_table!(PCI_TABLE, <RteduDriver as pci::Driver>::IdInfo, [(EDU_ID, ())]);
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <RteduDriver as pci::Driver>::IdInfo,
+    [(EDU_ID, ())]
+);
 
 /// Driver data of a bound device. Fields drop in order: the device file
 /// first, then the interrupt, then the vectors.

@@ -55,31 +55,29 @@ use kernel::{
     },
 };
 
-use crate::{
-    rtrs::{
-        context::{
-            HardIrq,
-            HardTimerCallback, //
-        },
-        kthread::{
-            RtThread,
-            RtThreadFn,
-            ThreadContext, //
-        },
-        measure::{
-            Channel,
-            Output,
-            Source, //
-        },
-        preempt::{
-            self,
-            ktime_ns, //
-        },
-        uapi::{
-            self,
-            Config,
-            Record, //
-        },
+use crate::rtrs::{
+    context::{
+        HardIrq,
+        HardTimerCallback, //
+    },
+    kthread::{
+        RtThread,
+        RtThreadFn,
+        ThreadContext, //
+    },
+    measure::{
+        Channel,
+        Output,
+        Source, //
+    },
+    preempt::{
+        self,
+        ktime_ns, //
+    },
+    uapi::{
+        self,
+        Config,
+        Record, //
     },
 };
 

@@ -51,8 +51,7 @@ use kernel::{
 };
 
 use super::{
-    file as rfile,
-    hist,
+    file as rfile, hist,
     preempt::{
         self,
         ktime_ns, //
@@ -281,7 +280,12 @@ impl Output {
 
     /// Adds the measured stages of `rec` to `chan`'s statistics; returns the
     /// first threshold it exceeds. Task context.
-    fn account(&self, chan: &Channel, rec: &Record, stages: core::ops::Range<usize>) -> Option<Trip> {
+    fn account(
+        &self,
+        chan: &Channel,
+        rec: &Record,
+        stages: core::ops::Range<usize>,
+    ) -> Option<Trip> {
         let mut tripped = None;
         for stage in stages {
             let lat = rec.lat_ns[stage];

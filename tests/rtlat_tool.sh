@@ -14,7 +14,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 12
+ktap_set_plan 13
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -84,5 +84,31 @@ else
 	ktap_test_fail "offline CPU refused: exit 1"
 fi
 rmmod rtlat
+
+# The same tool drives /dev/rtedu0 (device-interrupt latency, rtedu).
+if ko=$(rtrs_module rtedu); then
+	loaded=0
+	if ! rtrs_loaded rtedu; then
+		# The rtedu.* parameters of the kernel command line, as modprobe would.
+		insmod "$ko" $(tr ' ' '\n' </proc/cmdline | sed -n 's/^rtedu\.//p') && loaded=1
+		for i in $(seq 50); do [ -e /dev/rtedu0 ] && break; sleep 0.1; done
+	fi
+	if [ -e /dev/rtedu0 ]; then
+		rtlat run --device /dev/rtedu0 --duration 2s -q --json "$tmp/edu.json" >"$tmp/out" 2>&1
+		rc=$?
+		if [ $rc = 0 ] && rtlat check-json "$tmp/edu.json" >"$tmp/chk" 2>&1 &&
+			grep -q '"thread"' "$tmp/edu.json"; then
+			ktap_test_pass "run --device /dev/rtedu0: device-interrupt latency reported"
+		else
+			cat "$tmp/out" "$tmp/chk" 2>/dev/null | sed 's/^/# /'
+			ktap_test_fail "run --device /dev/rtedu0: device-interrupt latency reported"
+		fi
+	else
+		ktap_test_skip "run --device /dev/rtedu0: no edu device"
+	fi
+	[ $loaded = 1 ] && rmmod rtedu
+else
+	ktap_test_skip "run --device /dev/rtedu0: rtedu not built (needs Linux >= 7.3)"
+fi
 rm -rf "$tmp"
 ktap_finished
