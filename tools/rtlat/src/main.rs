@@ -334,8 +334,12 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         ring_records: c.ring,
         ..Default::default()
     };
-    for &cpu in &cpus {
-        config.cpus[cpu as usize / 64] |= 1 << (cpu % 64);
+    // Without --cpus the device picks its channels (every online CPU for
+    // /dev/rtlat, the device itself for /dev/rtedu<N>): the status says which.
+    if c.cpus.is_some() {
+        for &cpu in &cpus {
+            config.cpus[cpu as usize / 64] |= 1 << (cpu % 64);
+        }
     }
     config.stages = stages.iter().map(|&s| 1u32 << s).sum();
     for &(st, ns) in &c.thresholds {
@@ -383,6 +387,12 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         ),
         _ => format!("{}: configure: {e}", c.device.display()),
     })?;
+    let cpus: Vec<u32> = {
+        let st = dev.status()?;
+        (0..uapi::MAX_CPUS as u32)
+            .filter(|&i| st.cpus[i as usize / 64] & (1 << (i % 64)) != 0)
+            .collect()
+    };
     if user {
         // SAFETY: mlockall has no memory-safety preconditions.
         if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
