@@ -331,6 +331,16 @@ TEST(latency_records)
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
 	n = collect(fd, recs, 300);
+	/*
+	 * The IRQ thread runs at the session's priority (STOP gives it back
+	 * the module's irq_priority on its next run).
+	 */
+	struct rtedu_info i = info_of(fd);
+	EXPECT_EQ(77, i.irq_thread_prio);
+	ASSERT_LT(0, i.irq_thread_tid);
+	ASSERT_EQ(0, proc_sched(i.irq_thread_tid, &policy, &prio));
+	EXPECT_EQ(SCHED_FIFO, policy);
+	EXPECT_EQ(77, prio);
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STOP));
 	ASSERT_LE(100, n) TH_LOG("only %d records in 10 s", n);
 	for (int i = 0; i < n; i++) {
@@ -364,13 +374,6 @@ TEST(latency_records)
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STATS, &st));
 	EXPECT_EQ(users, st.count);
 
-	/* The IRQ thread ran at the session's priority. */
-	struct rtedu_info i = info_of(fd);
-	EXPECT_EQ(77, i.irq_thread_prio);
-	ASSERT_LT(0, i.irq_thread_tid);
-	ASSERT_EQ(0, proc_sched(i.irq_thread_tid, &policy, &prio));
-	EXPECT_EQ(SCHED_FIFO, policy);
-	EXPECT_EQ(77, prio);
 	close(fd);
 }
 
