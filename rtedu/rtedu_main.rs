@@ -565,6 +565,8 @@ impl Source for EduSession {
                     config,
                     chans,
                     c_str!("rtedu: threshold exceeded, sampling stopped\n"),
+                    // The user stage is the reader's wake-up by each event.
+                    config.user_stage(),
                 ),
                 inst: inst.clone(),
                 period: config.period_ns as i64,

@@ -356,6 +356,7 @@ impl Source for Session {
                     config,
                     chans,
                     c_str!("rtlat: threshold exceeded, sampling stopped\n"),
+                    false,
                 ),
                 cpus,
                 stop_lock <- new_mutex!(()),

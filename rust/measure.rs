@@ -183,7 +183,21 @@ pub(crate) struct Output {
     read_lock: Mutex<()>,
     /// Written to the trace buffer when a threshold trips.
     trip_marker: &'static CStr,
+    /// Wake the readers for every record (a device that measures the user
+    /// stage in `read()`), not in batches.
+    wake_each: bool,
+    /// When the readers were last woken (ns).
+    last_wake: Atomic<i64>,
 }
+
+/// Readers blocked in `read()` are woken in batches: when a ring holds this
+/// many records, ...
+const WAKE_BATCH: usize = 64;
+/// ... or when the last wake-up is this old, so a record waits at most about
+/// 10 ms (plus one period) and a reader wakes at most about 100 times a
+/// second whatever the rate. Waking it for every record would cost a context
+/// switch per activation on every CPU.
+const WAKE_INTERVAL_NS: i64 = 10_000_000;
 
 impl Output {
     /// The output of a configured session over `chans`.
@@ -191,6 +205,7 @@ impl Output {
         config: Config,
         chans: KVec<Channel>,
         trip_marker: &'static CStr,
+        wake_each: bool,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             config,
@@ -204,6 +219,8 @@ impl Output {
             readable <- new_poll_condvar!(),
             read_lock <- new_mutex!(()),
             trip_marker,
+            wake_each,
+            last_wake: Atomic::new(0),
         })
     }
 
@@ -254,6 +271,7 @@ impl Output {
     }
 
     pub(crate) fn notify_readers(&self) {
+        self.last_wake.store(ktime_ns(), Relaxed);
         let mut g = self.readers.lock();
         *g += 1;
         self.readable.notify_all();
@@ -326,7 +344,12 @@ impl Output {
         }
         // SAFETY: Single producer per channel, by this function's contract.
         unsafe { chan.ring.push(rec) };
-        self.notify_readers();
+        if self.wake_each
+            || chan.ring.len() >= WAKE_BATCH
+            || ktime_ns() - self.last_wake.load(Relaxed) >= WAKE_INTERVAL_NS
+        {
+            self.notify_readers();
+        }
         tripped.is_some_and(|t| self.trip(t))
     }
 
