@@ -244,8 +244,9 @@ mod tests {
             }
         }
         let n = threads.len() as u64;
-        assert!(wait_for(|| b.done.load(Relaxed) == n));
+        let done = wait_for(|| b.done.load(Relaxed) == n);
         drop(threads);
+        assert!(done);
         let mut b = Arc::into_unique_or_drop(b).ok_or(EBUSY)?;
         let total: u64 = b.counts.iter_mut().map(|(_, c)| *c).sum();
         assert_eq!(total, n * 2000);
@@ -275,14 +276,19 @@ mod tests {
         }
     }
 
+    /// Waits up to 30 s for `what`. Callers stop their threads and timers
+    /// before asserting on the result: a failed KUnit assertion ends the
+    /// test at once, without running destructors, and a thread left running
+    /// would outlive the module.
     fn wait_for(what: impl Fn() -> bool) -> bool {
-        for _ in 0..2000 {
+        let start = Instant::<Monotonic>::now();
+        while start.elapsed().as_millis() < 30_000 {
             if what() {
                 return true;
             }
             kernel::time::delay::fsleep(Delta::from_millis(1));
         }
-        false
+        what()
     }
 
     #[test]
@@ -300,13 +306,15 @@ mod tests {
                 GFP_KERNEL,
             )?;
             let t = RtThread::new_on_cpu(probe.clone(), cpu, 10, c"rtrs_test/%u")?;
+            let mut woke = true;
             for k in 1..=3u64 {
                 probe.kick.store(k, Relaxed);
                 t.wake();
-                assert!(wait_for(|| probe.wakeups.load(Relaxed) >= k));
+                woke = woke && wait_for(|| probe.wakeups.load(Relaxed) >= k);
             }
-            assert_eq!(probe.cpu_seen.load(Relaxed), u64::from(cpu));
             drop(t);
+            assert!(woke);
+            assert_eq!(probe.cpu_seen.load(Relaxed), u64::from(cpu));
         }
         assert!(RtThread::new_on_cpu(
             Arc::new(
@@ -433,14 +441,14 @@ mod tests {
         }
         let start = Instant::<Monotonic>::now();
         let handle = beat.clone().start(Delta::from_micros(200));
-        assert!(
-            wait_for(|| beat.fired.load(Relaxed) >= LIMIT) || beat.fired.load(Relaxed) >= LIMIT
-        );
+        let fired = wait_for(|| beat.fired.load(Relaxed) >= LIMIT);
         // Let the consumer drain what is left.
-        assert!(wait_for(|| beat.ring.is_empty()));
+        let drained = wait_for(|| beat.ring.is_empty());
         drop(handle);
         let d = drains[0].data().clone();
         drop(drains);
+        assert!(fired);
+        assert!(drained);
         let elapsed = start.elapsed();
         pr_info!(
             "stress: {} beats in {} ms, {} lock rounds from task context\n",
