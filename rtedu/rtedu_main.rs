@@ -81,10 +81,8 @@ use kernel::{
     time::{
         hrtimer::{
             AbsoluteHardMode,
-            HasHrTimer,
             HrTimer,
             HrTimerCallbackContext,
-            HrTimerMode,
             HrTimerRestart, //
         },
         msecs_to_jiffies,
@@ -106,6 +104,8 @@ mod rtrs;
 
 use rtrs::{
     context::{
+        cancel_hard_timer,
+        start_hard_timer,
         HardIrq,
         HardTimerCallback,
         Sleepable, //
@@ -463,7 +463,7 @@ struct EduSession {
 #[pinned_drop]
 impl PinnedDrop for EduSession {
     fn drop(self: Pin<&mut Self>) {
-        self.cancel();
+        cancel_hard_timer(&*self);
     }
 }
 
@@ -507,13 +507,6 @@ crate::hard_timer! {
 }
 
 impl EduSession {
-    fn cancel(&self) {
-        // SAFETY: The timer was initialised by `HrTimer::new`; cancelling a
-        // timer that is not armed does nothing, and waits for a running
-        // callback to finish.
-        unsafe { kernel::bindings::hrtimer_cancel(Self::c_timer_ptr(self).cast_mut()) };
-    }
-
     /// IRQ thread, with `inst.active` held: the probe's interrupt arrived.
     fn event(&self, irq_ns: i64, thread_ns: i64) {
         if !self.in_flight.load(Acquire) {
@@ -536,7 +529,7 @@ impl EduSession {
         self.in_flight.store(false, Release);
         if tripped {
             self.stopping.store(true, Relaxed);
-            self.cancel();
+            cancel_hard_timer(self);
         }
     }
 }
@@ -597,14 +590,7 @@ impl Source for EduSession {
         *active = Some(self.clone());
         let first = ktime_ns() + self.period;
         // SAFETY: `self` is alive and pinned; `stop` and drop cancel the timer.
-        unsafe {
-            kernel::bindings::hrtimer_start_range_ns(
-                Self::c_timer_ptr(&**self).cast_mut(),
-                first,
-                0,
-                <AbsoluteHardMode<Monotonic> as HrTimerMode>::C_MODE,
-            )
-        };
+        unsafe { start_hard_timer(&**self, first) };
         Ok(())
     }
 
@@ -613,7 +599,7 @@ impl Source for EduSession {
         self.out.set_stopped(reason);
         self.stopping.store(true, Relaxed);
         preempt::smp_mb();
-        self.cancel();
+        cancel_hard_timer(self);
         // After this the IRQ thread completes no record into this session.
         let mine = {
             let mut active = self.inst.active.lock();
@@ -640,7 +626,7 @@ impl Source for EduSession {
         rec.flags &= !uapi::REC_NO_USER;
         if self.out.complete_stage(chan, rec, uapi::STAGE_USER) {
             self.stopping.store(true, Relaxed);
-            self.cancel();
+            cancel_hard_timer(self);
         }
     }
 

@@ -45,10 +45,8 @@ use kernel::{
     time::{
         hrtimer::{
             AbsolutePinnedHardMode,
-            HasHrTimer,
             HrTimer,
             HrTimerCallbackContext,
-            HrTimerMode,
             HrTimerRestart, //
         },
         Monotonic, //
@@ -57,6 +55,8 @@ use kernel::{
 
 use crate::rtrs::{
     context::{
+        cancel_hard_timer,
+        start_hard_timer,
         HardIrq,
         HardTimerCallback, //
     },
@@ -130,7 +130,7 @@ impl PinnedDrop for CpuState {
     fn drop(self: Pin<&mut Self>) {
         // The timer holds no reference: make sure it is not armed before the
         // memory goes (and before `task_ref` releases the task).
-        self.cancel();
+        cancel_hard_timer(&*self);
     }
 }
 
@@ -204,19 +204,12 @@ impl CpuState {
         self.pending_missed.store(missed, Relaxed);
         self.seq.fetch_add(1, Relaxed);
         // SAFETY: `self` is alive and pinned; its drop cancels the timer.
-        unsafe {
-            bindings::hrtimer_start_range_ns(
-                Self::c_timer_ptr(self).cast_mut(),
-                next,
-                0,
-                <AbsolutePinnedHardMode<Monotonic> as HrTimerMode>::C_MODE,
-            )
-        };
+        unsafe { start_hard_timer(self, next) };
         // `stop` sets `stopping` and then cancels: either it cancels this
         // timer, or we see the flag here and cancel it ourselves.
         preempt::smp_mb();
         if self.stopping.load(Relaxed) {
-            self.cancel();
+            cancel_hard_timer(self);
         }
     }
 
@@ -240,13 +233,6 @@ impl CpuState {
         self.wake_thread();
         let _g = self.user_lock.lock();
         self.user_cv.notify_all();
-    }
-
-    fn cancel(&self) {
-        // SAFETY: The timer was initialised by `HrTimer::new`; cancelling a
-        // timer that is not armed does nothing, and waits for a running
-        // callback to finish.
-        unsafe { bindings::hrtimer_cancel(Self::c_timer_ptr(self).cast_mut()) };
     }
 
     /// A record with the irq stage of the activation that just fired.
@@ -404,13 +390,13 @@ impl Source for Session {
         let _serial = self.stop_lock.lock();
         self.halt(reason);
         for cpu in self.cpus.iter() {
-            cpu.cancel();
+            cancel_hard_timer(&**cpu);
         }
         // Joining the threads breaks the Session <-> Worker reference cycle.
         let threads = core::mem::take(&mut *self.threads.lock());
         drop(threads);
         for cpu in self.cpus.iter() {
-            cpu.cancel();
+            cancel_hard_timer(&**cpu);
             // A user record still waiting for its response time is complete now.
             let pending = cpu.user_lock.lock().pending.take();
             if let Some(mut rec) = pending {
@@ -469,7 +455,7 @@ impl Session {
         let Some(c) = self.cpu(cpu) else { return };
         self.out.chans[c.chan].went_offline.store(true, Relaxed);
         c.halt();
-        c.cancel();
+        cancel_hard_timer(&**c);
     }
 
     fn cpu(&self, cpu: u32) -> Option<&Arc<CpuState>> {

@@ -143,6 +143,52 @@ pub(crate) trait HardTimerCallback: Sized {
         Self: kernel::time::hrtimer::HasHrTimer<Self>;
 }
 
+/// Starts `this`'s hard-mode timer to expire at `expires_ns` (absolute, on
+/// the mode's clock), without taking a reference to `this`. Any context.
+///
+/// # Safety
+///
+/// `this` stays alive and pinned until its timer has been cancelled with
+/// [`cancel_hard_timer`] (for example in its drop).
+pub(crate) unsafe fn start_hard_timer<T>(this: &T, expires_ns: i64)
+where
+    T: kernel::time::hrtimer::HasHrTimer<T>,
+    T::TimerMode: HardMode,
+{
+    use kernel::time::hrtimer::{
+        HasHrTimer,
+        HrTimerMode, //
+    };
+    // SAFETY: `this` points to a live, pinned `T` whose timer was initialised
+    // by its pin-initialiser; the caller keeps it so until the timer is
+    // cancelled.
+    unsafe {
+        kernel::bindings::hrtimer_start_range_ns(
+            <T as HasHrTimer<T>>::c_timer_ptr(this).cast_mut(),
+            expires_ns,
+            0,
+            <T::TimerMode as HrTimerMode>::C_MODE,
+        )
+    };
+}
+
+/// Cancels `this`'s timer: afterwards it is not armed and its callback is
+/// not running (waits for a running one). Cancelling a timer that is not
+/// armed does nothing. Task context.
+pub(crate) fn cancel_hard_timer<T>(this: &T)
+where
+    T: kernel::time::hrtimer::HasHrTimer<T>,
+    T::TimerMode: HardMode,
+{
+    // SAFETY: `this` is a live `T` whose timer was initialised by its
+    // pin-initialiser.
+    unsafe {
+        kernel::bindings::hrtimer_cancel(
+            <T as kernel::time::hrtimer::HasHrTimer<T>>::c_timer_ptr(this).cast_mut(),
+        )
+    };
+}
+
 /// Declares the hrtimer field of a type whose [`HardTimerCallback`] runs in
 /// hard-IRQ context. Refuses, at compile time, a mode that is not a hard mode.
 ///
