@@ -541,9 +541,11 @@ impl Source for EduSession {
         if inst.gone() {
             return Err(ENODEV);
         }
-        // One channel: the device. A CPU set or a response stage (there is
-        // no user thread coming back) cannot be honoured.
+        // One channel: the device. A CPU set, a response stage (there is no
+        // user thread coming back) or an irq-only session (the IRQ thread
+        // completes every event) cannot be honoured.
         if config.cpus.iter().any(|&w| w != 0)
+            || !config.thread_stage()
             || config.stages & (1 << uapi::STAGE_RESPONSE) != 0
             || config.threshold_ns[uapi::STAGE_RESPONSE] != 0
         {

@@ -7,10 +7,12 @@
 //! [`Record`]s on one or more [`Channel`]s (a CPU for rtlat, the device for
 //! rtedu) and implements [`Source`]; this module does the rest, once:
 //!
-//! - [`Output::complete`]: statistics per channel and stage (summary under a
-//!   raw lock, histogram buckets as atomics), thresholds, the ring for
-//!   `read()`; in task context (the producers' kernel threads or IRQ
-//!   threads), never in hard IRQ;
+//! - [`Output::record`]: statistics per channel and stage (summary under a
+//!   raw lock, histogram buckets as atomics), thresholds, the lock-free ring
+//!   for `read()`; in any context, hard IRQ included (an irq-only rtlat
+//!   session records from its timer). It wakes no one: waking readers takes
+//!   sleeping locks on PREEMPT_RT, so it tells the caller when to, and
+//!   [`Output::complete`] does both for producers in task context;
 //! - [`Sessions`] and the file operations [`ioctl`], [`read`], [`poll`],
 //!   [`release`] and [`fdinfo`]: one session per device, owned by the file
 //!   that configured it, one streaming reader, the ioctls of
@@ -56,7 +58,7 @@ use super::{
         self,
         ktime_ns, //
     },
-    raw_spinlock::RawSpinLock,
+    raw_spinlock::RawSpinLockIrq,
     ring::{
         new_kring,
         KRing, //
@@ -73,9 +75,10 @@ use super::{
 };
 
 /// Statistics of one stage on one channel: summary under a raw lock (a few
-/// words), histogram buckets as atomics (single writer, lock-free readers).
+/// words; interrupts off, since a hard-IRQ producer may take it), histogram
+/// buckets as atomics (single writer, lock-free readers).
 pub(crate) struct StageStats {
-    summary: Pin<KBox<RawSpinLock<hist::Summary>>>,
+    summary: Pin<KBox<RawSpinLockIrq<hist::Summary>>>,
     buckets: KVec<Atomic<u64>>,
 }
 
@@ -86,7 +89,10 @@ impl StageStats {
             buckets.push(Atomic::new(0), GFP_KERNEL)?;
         }
         Ok(Self {
-            summary: KBox::pin_init(crate::new_raw_spinlock!(hist::Summary::new()), GFP_KERNEL)?,
+            summary: KBox::pin_init(
+                crate::new_raw_spinlock_irq!(hist::Summary::new()),
+                GFP_KERNEL,
+            )?,
             buckets,
         })
     }
@@ -169,7 +175,7 @@ pub(crate) struct Output {
     state: Atomic<u32>,
     stop_reason: Atomic<u32>,
     #[pin]
-    trip: RawSpinLock<Trip>,
+    trip: RawSpinLockIrq<Trip>,
     started_ns: Atomic<i64>,
     /// Set when the source has stopped for good: no record will come.
     finished: Atomic<bool>,
@@ -190,7 +196,17 @@ pub(crate) struct Output {
     last_wake: Atomic<i64>,
 }
 
-/// Readers blocked in `read()` are woken in batches: when a ring holds this
+/// What [`Output::record`] leaves to its caller.
+#[must_use]
+pub(crate) struct Recorded {
+    /// A threshold tripped and the session is marked stopped: halt the
+    /// producers and wake the readers.
+    pub(crate) tripped: bool,
+    /// Wake the readers ([`Output::notify_readers`], task context).
+    pub(crate) wake: bool,
+}
+
+/// Readers blocked in `read()` are woken in batches: when a ring reaches this
 /// many records, ...
 const WAKE_BATCH: usize = 64;
 /// ... or when the last wake-up is this old, so a record waits at most about
@@ -212,7 +228,7 @@ impl Output {
             chans,
             state: Atomic::new(uapi::STATE_CONFIGURED),
             stop_reason: Atomic::new(uapi::STOP_NONE),
-            trip <- crate::new_raw_spinlock!(Trip::default()),
+            trip <- crate::new_raw_spinlock_irq!(Trip::default()),
             started_ns: Atomic::new(0),
             finished: Atomic::new(false),
             readers <- new_mutex!(0),
@@ -270,6 +286,8 @@ impl Output {
         self.finished.load(Acquire)
     }
 
+    /// Wakes the readers (and pollers). Task context: the wait queue's lock
+    /// sleeps on PREEMPT_RT.
     pub(crate) fn notify_readers(&self) {
         self.last_wake.store(ktime_ns(), Relaxed);
         let mut g = self.readers.lock();
@@ -297,7 +315,7 @@ impl Output {
     }
 
     /// Adds the measured stages of `rec` to `chan`'s statistics; returns the
-    /// first threshold it exceeds. Task context.
+    /// first threshold it exceeds. Any context.
     fn account(
         &self,
         chan: &Channel,
@@ -325,15 +343,18 @@ impl Output {
         tripped
     }
 
-    /// A completed record: statistics, thresholds, then the ring. Returns
-    /// true if it tripped a threshold; the session is then marked stopped
-    /// and the caller must halt its producers.
+    /// A completed record, in any context (hard IRQ included): statistics,
+    /// thresholds, then the ring. Only raw locks, atomics and the lock-free
+    /// ring; nothing is woken. If it tripped a threshold the session is
+    /// marked stopped; the caller must then halt its producers and, like
+    /// when [`Recorded::wake`] is set, call [`Self::notify_readers`] from
+    /// task context.
     ///
     /// # Safety
     ///
-    /// Records of one channel are completed by one context at a time (the
+    /// Records of one channel are recorded by one context at a time (the
     /// ring has a single producer).
-    pub(crate) unsafe fn complete(&self, chan: &Channel, mut rec: Record) -> bool {
+    pub(crate) unsafe fn record(&self, chan: &Channel, mut rec: Record) -> Recorded {
         let missed = u64::from(rec.missed);
         if missed != 0 {
             chan.missed.fetch_add(missed, Relaxed);
@@ -344,40 +365,74 @@ impl Output {
         }
         // SAFETY: Single producer per channel, by this function's contract.
         unsafe { chan.ring.push(rec) };
-        if self.wake_each
-            || chan.ring.len() >= WAKE_BATCH
-            || ktime_ns() - self.last_wake.load(Relaxed) >= WAKE_INTERVAL_NS
-        {
+        // Reaching the batch (not staying above it: a reader that is away
+        // must not cost a wake-up per record), or the interval since the last
+        // wake-up. The time is taken now, so later records do not ask again
+        // before the caller got round to it.
+        let now = ktime_ns();
+        let wake = self.wake_each
+            || chan.ring.len() == WAKE_BATCH
+            || now - self.last_wake.load(Relaxed) >= WAKE_INTERVAL_NS;
+        if wake {
+            self.last_wake.store(now, Relaxed);
+        }
+        Recorded {
+            tripped: tripped.is_some_and(|t| self.trip(t)),
+            wake,
+        }
+    }
+
+    /// [`Self::record`] and, as it asks, the readers' wake-up: for producers
+    /// in task context. Returns true if the record tripped a threshold; the
+    /// caller must then halt its producers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::record`].
+    pub(crate) unsafe fn complete(&self, chan: &Channel, rec: Record) -> bool {
+        // SAFETY: The caller's contract is `record`'s.
+        let r = unsafe { self.record(chan, rec) };
+        if r.wake || r.tripped {
             self.notify_readers();
         }
-        tripped.is_some_and(|t| self.trip(t))
+        r.tripped
     }
 
     /// A stage measured by the reader itself (rtedu's user stage, stamped by
     /// `read()` on the record whose event woke it): statistics and
-    /// thresholds; true if it tripped.
+    /// thresholds; true if it tripped. Task context.
     pub(crate) fn complete_stage(&self, chan: &Channel, rec: &mut Record, stage: usize) -> bool {
         match self.account(chan, rec, stage..stage + 1) {
             Some(t) => {
                 rec.flags |= uapi::REC_THRESHOLD;
-                self.trip(t)
+                let tripped = self.trip(t);
+                if tripped {
+                    self.notify_readers();
+                }
+                tripped
             }
             None => false,
         }
     }
 
-    /// Records a threshold trip if the session is running; true if it was.
+    /// Stops a running session for a threshold trip and records why; true
+    /// if it was running (only the first of trips racing on several
+    /// channels counts). Any context; wakes no one.
     fn trip(&self, t: Trip) -> bool {
-        if !self.running() {
+        if self
+            .state
+            .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
+            .is_err()
+        {
             return false;
         }
         *self.trip.lock() = t;
+        self.stop_reason.store(uapi::STOP_THRESHOLD, Relaxed);
         preempt::trace_marker(self.trip_marker);
         if self.config.flags & uapi::CFG_TRACING_OFF != 0 {
             // SAFETY: `tracing_off` has no precondition.
             unsafe { bindings::tracing_off() };
         }
-        self.set_stopped(uapi::STOP_THRESHOLD);
         true
     }
 

@@ -14,7 +14,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 13
+ktap_set_plan 15
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -54,6 +54,24 @@ if rtlat check-json "$tmp/user.json" >"$tmp/chk" 2>&1 && grep -q '"user"' "$tmp/
 else
 	ktap_print_msg "$(cat "$tmp/chk")"
 	ktap_test_fail "run --user: user and response stages reported"
+fi
+
+rtlat run --stages irq --period 200 --duration 2s -q --json "$tmp/irq.json" >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 0 ] && rtlat check-json "$tmp/irq.json" >"$tmp/chk" 2>&1 && grep -q '"irq"' "$tmp/irq.json" &&
+	! grep -q '"thread"' "$tmp/irq.json"; then
+	ktap_test_pass "run --stages irq: irq stage only, valid JSON"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out" "$tmp/chk")"
+	ktap_test_fail "run --stages irq: irq stage only, valid JSON"
+fi
+rtlat run --stages irq --user --duration 1s -q >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "needs the thread stage" "$tmp/out"; then
+	ktap_test_pass "run --stages irq --user: refused with a reason"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
+	ktap_test_fail "run --stages irq --user: refused with a reason"
 fi
 
 rtlat hist --duration 1s -q >"$tmp/hist" 2>&1

@@ -38,7 +38,8 @@ struct rtlat_config {
 	__u32 version;			/* RTLAT_VERSION */
 	__u64 period_ns;		/* RTLAT_PERIOD_MIN_NS..MAX_NS */
 	__u64 cpus[RTLAT_CPU_WORDS];	/* CPU bitmap; all zero: every online CPU */
-	__u32 stages;			/* 1 << RTLAT_STAGE_*; IRQ and THREAD required */
+	__u32 stages;			/* 1 << RTLAT_STAGE_*: IRQ required; THREAD
+					 * unless irq-only; USER needs THREAD */
 	__u32 priority;			/* SCHED_FIFO 1..99 of the kernel threads */
 	__u64 threshold_ns[RTLAT_NR_STAGES];	/* stop when exceeded; 0: none */
 	__u32 flags;			/* RTLAT_CFG_* */
@@ -49,6 +50,7 @@ struct rtlat_config {
 #define RTLAT_REC_NO_RESPONSE	(1U << 1)	/* no response time */
 #define RTLAT_REC_IDLE		(1U << 2)	/* CPU was idle at the IRQ */
 #define RTLAT_REC_THRESHOLD	(1U << 3)	/* this activation tripped */
+#define RTLAT_REC_NO_THREAD	(1U << 4)	/* thread stage not measured */
 
 /* One timer activation; read() returns whole records. */
 struct rtlat_record {

@@ -56,6 +56,8 @@ pub const REC_NO_RESPONSE: u32 = 1 << 1;
 pub const REC_IDLE: u32 = 1 << 2;
 /// Record flag: this activation tripped a threshold.
 pub const REC_THRESHOLD: u32 = 1 << 3;
+/// Record flag: the thread stage was not measured (an irq-only session).
+pub const REC_NO_THREAD: u32 = 1 << 4;
 
 /// Session states.
 pub const STATE_IDLE: u32 = 0;
@@ -165,7 +167,8 @@ pub struct Config {
     pub period_ns: u64,
     /// CPUs to measure on; empty means every online CPU.
     pub cpus: [u64; CPU_WORDS],
-    /// Stages to measure, a bit per stage; irq and thread are always measured.
+    /// Stages to measure, a bit per stage: irq always; thread unless the
+    /// session is irq-only; user (which needs thread) on request.
     pub stages: u32,
     /// SCHED_FIFO priority of the measuring kernel threads, 1..=99.
     pub priority: u32,
@@ -215,11 +218,13 @@ impl Config {
 
     /// Checks every field's range.
     pub fn validate(&self) -> Result<(), UapiError> {
-        let must = (1 << STAGE_IRQ) | (1 << STAGE_THREAD);
-        let known = must | (1 << STAGE_USER);
+        let known = (1 << STAGE_IRQ) | (1 << STAGE_THREAD) | (1 << STAGE_USER);
         if !(PERIOD_MIN_NS..=PERIOD_MAX_NS).contains(&self.period_ns)
-            || self.stages & must != must
+            || self.stages & (1 << STAGE_IRQ) == 0
+            || (self.user_stage() && !self.thread_stage())
             || self.stages & !known != 0
+            // A threshold on a stage that is not measured would never trip.
+            || (0..NR_STAGES).any(|s| self.threshold_ns[s] != 0 && !self.measures(s))
             || !(1..=99).contains(&self.priority)
             || self.flags & !CFG_FLAGS != 0
             || (self.ring_records != 0
@@ -259,6 +264,21 @@ impl Config {
     /// True if the user stage is enabled.
     pub fn user_stage(&self) -> bool {
         self.stages & (1 << STAGE_USER) != 0
+    }
+
+    /// True if the thread stage is enabled (false: an irq-only session).
+    pub fn thread_stage(&self) -> bool {
+        self.stages & (1 << STAGE_THREAD) != 0
+    }
+
+    /// True if `stage` is measured (the response time comes with the user
+    /// stage).
+    pub fn measures(&self, stage: usize) -> bool {
+        match stage {
+            STAGE_RESPONSE => self.user_stage(),
+            s if s < NR_STAGES => self.stages & (1 << s) != 0,
+            _ => false,
+        }
     }
 }
 
@@ -576,6 +596,16 @@ mod tests {
         c.encode(&mut b);
         assert_eq!(Config::decode(&b), Ok(c));
         assert!(c.has_cpu(0) && !c.has_cpu(1) && c.has_cpu(2));
+        // Irq-only, with an irq threshold: valid.
+        let mut irq = Config {
+            stages: 1 << STAGE_IRQ,
+            ..Default::default()
+        };
+        irq.threshold_ns[STAGE_IRQ] = 10_000;
+        irq.encode(&mut b);
+        assert_eq!(Config::decode(&b), Ok(irq));
+        assert!(!irq.thread_stage() && irq.measures(STAGE_IRQ) && !irq.measures(STAGE_RESPONSE));
+        c.encode(&mut b);
         assert_eq!(Config::decode(&b[..CONFIG_SIZE - 1]), Err(UapiError::Size));
         let mut bad = b;
         bad[4] = 9;
@@ -586,6 +616,14 @@ mod tests {
             |c: &mut Config| c.priority = 0,
             |c: &mut Config| c.priority = 100,
             |c: &mut Config| c.stages = 1 << STAGE_USER,
+            |c: &mut Config| c.stages = 1 << STAGE_THREAD,
+            |c: &mut Config| c.stages = (1 << STAGE_IRQ) | (1 << STAGE_USER),
+            |c: &mut Config| {
+                c.stages = 1 << STAGE_IRQ;
+                c.threshold_ns[STAGE_THREAD] = 1;
+            },
+            |c: &mut Config| c.threshold_ns[STAGE_USER] = 1,
+            |c: &mut Config| c.threshold_ns[STAGE_RESPONSE] = 1,
             |c: &mut Config| c.stages |= 1 << 7,
             |c: &mut Config| c.flags = 1 << 9,
             |c: &mut Config| c.ring_records = 1000,

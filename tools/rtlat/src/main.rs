@@ -107,7 +107,9 @@ struct Common {
     /// SCHED_FIFO priority of the measuring threads (1-99; SCHED_OTHER is refused).
     #[arg(short = 'P', long, default_value_t = 95, value_parser = clap::value_parser!(u32).range(1..=99))]
     priority: u32,
-    /// Stages to measure: irq and thread always, user with --user.
+    /// Stages to measure: irq always; thread unless only irq is listed (an irq-only run: the
+    /// timer interrupt records each activation itself, no thread is woken, the lowest cost for
+    /// long monitoring); user with --user.
     #[arg(long, value_delimiter = ',', default_value = "irq,thread")]
     stages: Vec<String>,
     /// Measure the user stage: one pinned, mlock'ed SCHED_FIFO thread per CPU blocks in the device.
@@ -310,7 +312,7 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
             ));
         }
     }
-    let mut stages = vec![STAGE_IRQ, STAGE_THREAD];
+    let mut stages = vec![STAGE_IRQ];
     for s in &c.stages {
         let i = stage_index(s)?;
         if !stages.contains(&i) {
@@ -318,13 +320,20 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         }
     }
     let user = c.user || stages.contains(&STAGE_USER);
+    if user && !stages.contains(&STAGE_THREAD) {
+        return Err("the user stage needs the thread stage (--stages irq,thread,user)".into());
+    }
     if user && !stages.contains(&STAGE_USER) {
         stages.push(STAGE_USER);
     }
-    let main_stage = if user { STAGE_USER } else { STAGE_THREAD };
+    stages.sort_unstable();
+    let main_stage = *stages.last().unwrap_or(&STAGE_IRQ);
     for (st, _) in &c.thresholds {
         if *st == STAGE_USER && !user {
             return Err("a user threshold needs --user".into());
+        }
+        if *st == STAGE_THREAD && !stages.contains(&STAGE_THREAD) {
+            return Err("a thread threshold needs the thread stage".into());
         }
     }
 

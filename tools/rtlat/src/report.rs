@@ -164,12 +164,13 @@ impl Report {
         let main: u64 = self
             .cpus
             .iter()
-            .filter_map(|c| c.stages.get("thread"))
+            .filter_map(|c| c.stages.get("irq"))
             .map(|s| s.count)
             .sum();
+        // Every record has its irq stage, whatever else was measured.
         if main != t.produced {
             return Err(format!(
-                "thread samples {main} != records produced {}",
+                "irq samples {main} != records produced {}",
                 t.produced
             ));
         }
