@@ -72,16 +72,76 @@ pub struct Agreement {
     pub ratio_p99: Option<f64>,
 }
 
+/// What one measuring tool cost the CPU-bound job.
+#[derive(Serialize)]
+pub struct Cost {
+    /// `none`, `rtlat`, `rtlat-irq` (an irq-only session) or `timerlat`.
+    pub tool: String,
+    /// The job's work units per second, all CPUs, mean over the rounds.
+    pub throughput: f64,
+    /// Throughput lost against no measurement, %.
+    pub loss_pct: f64,
+    /// Activations per second and CPU the tool achieved while the job ran.
+    pub activations_per_s_per_cpu: Option<f64>,
+    /// Job CPU time lost per activation, µs: the loss normalised by the
+    /// rate the tool kept up (in TCG no tool keeps 10 kHz under the job).
+    pub cost_per_activation_us: Option<f64>,
+    /// Throughput loss relative to timerlat's.
+    pub loss_ratio_timerlat: Option<f64>,
+    /// Cost per activation relative to timerlat's.
+    pub cost_ratio_timerlat: Option<f64>,
+}
+
 /// Throughput loss of a CPU-bound job with each tool sampling at 10 kHz.
 #[derive(Serialize)]
 pub struct Overhead {
     pub rounds: usize,
-    pub time_none_cs: f64,
-    pub time_rtlat_cs: f64,
-    pub time_timerlat_cs: f64,
-    pub loss_rtlat_pct: f64,
-    pub loss_timerlat_pct: f64,
-    pub ratio_rtlat_timerlat: Option<f64>,
+    pub tools: Vec<Cost>,
+}
+
+/// The overhead rounds' tools, in the order they run.
+const OVERHEAD_TOOLS: [&str; 4] = ["none", "rtlat", "rtlat-irq", "timerlat"];
+
+/// The benchmark's fixed CPU-bound job: one thread per CPU in `cpus`, pinned
+/// there by `pin`, does units of integer work until `length` has passed;
+/// returns the units done per second, all CPUs together. The clock is read
+/// once per unit (about a millisecond of work in TCG), so its resolution
+/// does not matter.
+pub fn job(
+    cpus: &[u32],
+    length: std::time::Duration,
+    pin: fn(u32) -> Result<(), String>,
+) -> Result<f64, String> {
+    use std::time::Instant;
+    const UNIT: u32 = 20_000;
+    let start = Instant::now();
+    let deadline = start + length;
+    let workers: Vec<_> = cpus
+        .iter()
+        .map(|&cpu| {
+            std::thread::spawn(move || -> Result<f64, String> {
+                pin(cpu)?;
+                let t0 = Instant::now();
+                let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(cpu);
+                let mut units = 0u64;
+                while Instant::now() < deadline {
+                    for _ in 0..UNIT {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                    }
+                    std::hint::black_box(x);
+                    units += 1;
+                }
+                Ok(units as f64 / t0.elapsed().as_secs_f64())
+            })
+        })
+        .collect();
+    let mut total = 0.0;
+    for w in workers {
+        total += w.join().map_err(|_| "job thread panicked".to_string())??;
+    }
+    Ok(total)
 }
 
 /// Records delivered by read() at the smallest period on every CPU.
@@ -187,7 +247,17 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
     let loads = ["idle", "hackbench"];
     // (load, tool-stage) -> distribution
     let mut d: BTreeMap<(String, String), Dist> = BTreeMap::new();
+    // tool -> per-round throughputs, and activations per second per CPU
     let mut overhead: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut rates: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let seconds: f64 = settings
+        .get("seconds")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
+    let ncpu: f64 = settings
+        .get("cpus")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
     let mut streaming = None;
     for (name, body) in &files {
         let mut parts = name.splitn(4, '-');
@@ -232,6 +302,30 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
                     d.entry((load.clone(), "cyclictest".into()))
                         .or_insert_with(Dist::new),
                 );
+            }
+        } else if let Some(rest) = name.strip_prefix("overhead-") {
+            // overhead-<round>-<tool>.json (rtlat's report of the round) or
+            // overhead-<round>-timerlat.txt (its trace events).
+            let tool = rest.split_once('-').map_or("", |(_, t)| t);
+            if let Some(tool) = tool.strip_suffix(".json") {
+                let r: Report = serde_json::from_str(body).map_err(|e| format!("{name}: {e}"))?;
+                let secs = (r.end_time - r.start_time).max(0.001);
+                let n = r.cpus.len().max(1) as f64;
+                rates
+                    .entry(tool.to_string())
+                    .or_default()
+                    .push(r.totals.produced as f64 / secs / n);
+            } else if tool == "timerlat.txt" {
+                // An irq and a thread sample per activation.
+                if let Some(ev) = body
+                    .lines()
+                    .find_map(|l| l.strip_prefix("events ").and_then(|v| v.trim().parse::<f64>().ok()))
+                {
+                    rates
+                        .entry("timerlat".into())
+                        .or_default()
+                        .push(ev / 2.0 / seconds / ncpu);
+                }
             }
         } else if name == "overhead.txt" {
             for line in body.lines() {
@@ -282,27 +376,47 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
             });
         }
     }
-    let mean = |k: &str| {
-        overhead
-            .get(k)
-            .map(|v| v.iter().sum::<f64>() / v.len().max(1) as f64)
+    let mean = |m: &BTreeMap<String, Vec<f64>>, k: &str| {
+        m.get(k)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64)
     };
-    let overhead = match (mean("none"), mean("rtlat"), mean("timerlat")) {
-        (Some(n), Some(r), Some(t)) => {
-            let lr = (1.0 - n / r) * 100.0;
-            let lt = (1.0 - n / t) * 100.0;
-            Some(Overhead {
-                rounds: overhead["none"].len(),
-                time_none_cs: n,
-                time_rtlat_cs: r,
-                time_timerlat_cs: t,
-                loss_rtlat_pct: lr,
-                loss_timerlat_pct: lt,
-                ratio_rtlat_timerlat: (lt.abs() > f64::EPSILON).then(|| lr / lt),
+    let overhead = mean(&overhead, "none").map(|none| {
+        let mut tools: Vec<Cost> = OVERHEAD_TOOLS
+            .iter()
+            .filter_map(|&t| {
+                let thr = mean(&overhead, t)?;
+                let loss = 1.0 - thr / none;
+                let rate = mean(&rates, t);
+                Some(Cost {
+                    tool: t.into(),
+                    throughput: thr,
+                    loss_pct: loss * 100.0,
+                    activations_per_s_per_cpu: rate,
+                    cost_per_activation_us: rate.filter(|&r| r > 0.0).map(|r| loss / r * 1e6),
+                    loss_ratio_timerlat: None,
+                    cost_ratio_timerlat: None,
+                })
             })
+            .collect();
+        let tl = tools
+            .iter()
+            .find(|c| c.tool == "timerlat")
+            .map(|c| (c.loss_pct, c.cost_per_activation_us));
+        if let Some((tl_loss, tl_cost)) = tl {
+            for c in tools.iter_mut().filter(|c| c.tool.starts_with("rtlat")) {
+                c.loss_ratio_timerlat = ratio_f(c.loss_pct, tl_loss);
+                c.cost_ratio_timerlat = c
+                    .cost_per_activation_us
+                    .zip(tl_cost)
+                    .and_then(|(a, b)| ratio_f(a, b));
+            }
         }
-        _ => None,
-    };
+        Overhead {
+            rounds: overhead["none"].len(),
+            tools,
+        }
+    });
     let bench = Bench {
         schema: "rtlat-bench-1".into(),
         kernel: kernel.into(),
@@ -351,28 +465,34 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
     if let Some(o) = &bench.overhead {
         let _ = writeln!(
             md,
-            "\n| overhead (CPU-bound job on every CPU, {} rounds) | time | throughput loss |",
+            "\n| overhead at 10 kHz (CPU-bound job on every CPU, {} rounds) | job throughput | loss | activations/s per CPU | job time per activation | loss / timerlat's | cost per activation / timerlat's |",
             o.rounds
         );
-        let _ = writeln!(md, "|---|---:|---:|");
-        let _ = writeln!(md, "| no measurement | {:.2} s | |", o.time_none_cs / 100.0);
-        let _ = writeln!(
-            md,
-            "| rtlat at 10 kHz | {:.2} s | {:.1} % |",
-            o.time_rtlat_cs / 100.0,
-            o.loss_rtlat_pct
-        );
-        let _ = writeln!(
-            md,
-            "| timerlat at 10 kHz | {:.2} s | {:.1} % |",
-            o.time_timerlat_cs / 100.0,
-            o.loss_timerlat_pct
-        );
-        let _ = writeln!(
-            md,
-            "\nrtlat/timerlat overhead ratio: {}",
-            rt(o.ratio_rtlat_timerlat)
-        );
+        let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
+        for c in &o.tools {
+            let name = match c.tool.as_str() {
+                "none" => "no measurement",
+                "rtlat" => "rtlat (irq, thread; streaming)",
+                "rtlat-irq" => "rtlat --stages irq (streaming)",
+                t => t,
+            };
+            let _ = writeln!(
+                md,
+                "| {name} | {:.0}/s | {} | {} | {} | {} | {} |",
+                c.throughput,
+                if c.tool == "none" {
+                    String::new()
+                } else {
+                    format!("{:.1} %", c.loss_pct)
+                },
+                c.activations_per_s_per_cpu
+                    .map_or(String::new(), |r| format!("{r:.0}")),
+                c.cost_per_activation_us
+                    .map_or(String::new(), |v| format!("{v:.1} µs")),
+                c.loss_ratio_timerlat.map_or(String::new(), |r| format!("{r:.2}")),
+                c.cost_ratio_timerlat.map_or(String::new(), |r| format!("{r:.2}")),
+            );
+        }
     }
     if let Some(s) = &bench.streaming {
         let _ = writeln!(
@@ -403,6 +523,11 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         &[],
     )?;
     Ok(md)
+}
+
+/// `a / b`, if `b` is not zero.
+fn ratio_f(a: f64, b: f64) -> Option<f64> {
+    (b.abs() > f64::EPSILON).then(|| a / b)
 }
 
 #[cfg(test)]

@@ -83,6 +83,14 @@ enum Cmd {
         #[arg(long, default_value = "")]
         arch: String,
     },
+    /// The benchmark's fixed CPU-bound job: one pinned thread per online CPU
+    /// for SECONDS; prints the work units done per second, all CPUs together.
+    #[command(hide = true)]
+    BenchJob {
+        /// How long to run.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+    },
     /// Check that a JSON report parses against this tool's schema.
     CheckJson {
         /// The report.
@@ -253,8 +261,9 @@ fn now_epoch() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
-    // SAFETY: Plain syscalls on the calling thread with initialised arguments.
+/// Pins the calling thread to `cpu`.
+fn pin_to(cpu: u32) -> Result<(), String> {
+    // SAFETY: A plain syscall on the calling thread with an initialised set.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu as usize, &mut set);
@@ -264,6 +273,14 @@ fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
                 std::io::Error::last_os_error()
             ));
         }
+    }
+    Ok(())
+}
+
+fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
+    pin_to(cpu)?;
+    // SAFETY: A plain syscall on the calling thread with initialised arguments.
+    unsafe {
         let p = libc::sched_param {
             sched_priority: prio as i32,
         };
@@ -830,6 +847,19 @@ fn main() -> ExitCode {
             let t = summary_hist(&o, h);
             (o, t)
         }),
+        Cmd::BenchJob { seconds } => {
+            let cpus = sysinfo::online_cpus();
+            return match bench::job(&cpus, Duration::from_secs_f64(*seconds), pin_to) {
+                Ok(rate) => {
+                    println!("{rate:.1}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rtlat: error: {e}");
+                    ExitCode::from(1)
+                }
+            };
+        }
         Cmd::BenchReport {
             log,
             out,
