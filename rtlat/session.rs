@@ -407,8 +407,8 @@ impl Worker {
         cpu.arm_next();
         let mut seen = 0u64;
         loop {
-            let kicked = ctx
-                .wait_until(|| cpu.kicks.load(Acquire) != seen || cpu.stopping.load(Relaxed));
+            let kicked =
+                ctx.wait_until(|| cpu.kicks.load(Acquire) != seen || cpu.stopping.load(Relaxed));
             if !kicked || cpu.stopping.load(Relaxed) {
                 break;
             }
@@ -475,8 +475,7 @@ impl Source for Session {
         for cpu in self.cpus.iter() {
             // INVARIANT: `self.out` is pinned in this session, which stays
             // alive while its timers can run (see `CpuState::out`).
-            cpu.out
-                .store(&self.out as *const Output as usize, Release);
+            cpu.out.store(&self.out as *const Output as usize, Release);
         }
         for cpu in self.cpus.iter() {
             let worker = Arc::new(

@@ -317,10 +317,10 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
                     .push(r.totals.produced as f64 / secs / n);
             } else if tool == "timerlat.txt" {
                 // An irq and a thread sample per activation.
-                if let Some(ev) = body
-                    .lines()
-                    .find_map(|l| l.strip_prefix("events ").and_then(|v| v.trim().parse::<f64>().ok()))
-                {
+                if let Some(ev) = body.lines().find_map(|l| {
+                    l.strip_prefix("events ")
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                }) {
                     rates
                         .entry("timerlat".into())
                         .or_default()
@@ -489,8 +489,10 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
                     .map_or(String::new(), |r| format!("{r:.0}")),
                 c.cost_per_activation_us
                     .map_or(String::new(), |v| format!("{v:.1} µs")),
-                c.loss_ratio_timerlat.map_or(String::new(), |r| format!("{r:.2}")),
-                c.cost_ratio_timerlat.map_or(String::new(), |r| format!("{r:.2}")),
+                c.loss_ratio_timerlat
+                    .map_or(String::new(), |r| format!("{r:.2}")),
+                c.cost_ratio_timerlat
+                    .map_or(String::new(), |r| format!("{r:.2}")),
             );
         }
     }
