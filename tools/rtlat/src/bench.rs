@@ -75,7 +75,8 @@ pub struct Agreement {
 /// What one measuring tool cost the CPU-bound job.
 #[derive(Serialize)]
 pub struct Cost {
-    /// `none`, `rtlat`, `rtlat-irq` (an irq-only session) or `timerlat`.
+    /// `none`, `floor` (a do-nothing hard-IRQ timer), `rtlat`, `rtlat-irq`
+    /// (an irq-only session) or `timerlat`.
     pub tool: String,
     /// The job's work units per second, all CPUs, mean over the rounds.
     pub throughput: f64,
@@ -86,10 +87,15 @@ pub struct Cost {
     /// Job CPU time lost per activation, µs: the loss normalised by the
     /// rate the tool kept up (in TCG no tool keeps 10 kHz under the job).
     pub cost_per_activation_us: Option<f64>,
+    /// Cost per activation above the floor's, µs: what the tool itself
+    /// adds to the timer interrupt every tool must take.
+    pub above_floor_us: Option<f64>,
     /// Throughput loss relative to timerlat's.
     pub loss_ratio_timerlat: Option<f64>,
     /// Cost per activation relative to timerlat's.
     pub cost_ratio_timerlat: Option<f64>,
+    /// Cost above the floor relative to timerlat's.
+    pub above_floor_ratio_timerlat: Option<f64>,
 }
 
 /// Throughput loss of a CPU-bound job with each tool sampling at 10 kHz.
@@ -100,7 +106,7 @@ pub struct Overhead {
 }
 
 /// The overhead rounds' tools, in the order they run.
-const OVERHEAD_TOOLS: [&str; 4] = ["none", "rtlat", "rtlat-irq", "timerlat"];
+const OVERHEAD_TOOLS: [&str; 5] = ["none", "floor", "rtlat", "rtlat-irq", "timerlat"];
 
 /// The benchmark's fixed CPU-bound job: one thread per CPU in `cpus`, pinned
 /// there by `pin`, does units of integer work until `length` has passed;
@@ -315,6 +321,21 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
                     .entry(tool.to_string())
                     .or_default()
                     .push(r.totals.produced as f64 / secs / n);
+            } else if tool == "floor.txt" {
+                // "activations N ns M cpus C", printed when it is unloaded.
+                let f: Vec<&str> = body.split_whitespace().collect();
+                if let ["activations", n, "ns", ns, "cpus", c] = f[..] {
+                    if let (Ok(n), Ok(ns), Ok(c)) =
+                        (n.parse::<f64>(), ns.parse::<f64>(), c.parse::<f64>())
+                    {
+                        if ns > 0.0 && c > 0.0 {
+                            rates
+                                .entry("floor".into())
+                                .or_default()
+                                .push(n / (ns / 1e9) / c);
+                        }
+                    }
+                }
             } else if tool == "timerlat.txt" {
                 // An irq and a thread sample per activation.
                 if let Some(ev) = body.lines().find_map(|l| {
@@ -394,21 +415,37 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
                     loss_pct: loss * 100.0,
                     activations_per_s_per_cpu: rate,
                     cost_per_activation_us: rate.filter(|&r| r > 0.0).map(|r| loss / r * 1e6),
+                    above_floor_us: None,
                     loss_ratio_timerlat: None,
                     cost_ratio_timerlat: None,
+                    above_floor_ratio_timerlat: None,
                 })
             })
             .collect();
+        let floor = tools
+            .iter()
+            .find(|c| c.tool == "floor")
+            .and_then(|c| c.cost_per_activation_us);
+        for c in tools
+            .iter_mut()
+            .filter(|c| c.tool != "none" && c.tool != "floor")
+        {
+            c.above_floor_us = c.cost_per_activation_us.zip(floor).map(|(a, f)| a - f);
+        }
         let tl = tools
             .iter()
             .find(|c| c.tool == "timerlat")
-            .map(|c| (c.loss_pct, c.cost_per_activation_us));
-        if let Some((tl_loss, tl_cost)) = tl {
+            .map(|c| (c.loss_pct, c.cost_per_activation_us, c.above_floor_us));
+        if let Some((tl_loss, tl_cost, tl_above)) = tl {
             for c in tools.iter_mut().filter(|c| c.tool.starts_with("rtlat")) {
                 c.loss_ratio_timerlat = ratio_f(c.loss_pct, tl_loss);
                 c.cost_ratio_timerlat = c
                     .cost_per_activation_us
                     .zip(tl_cost)
+                    .and_then(|(a, b)| ratio_f(a, b));
+                c.above_floor_ratio_timerlat = c
+                    .above_floor_us
+                    .zip(tl_above)
                     .and_then(|(a, b)| ratio_f(a, b));
             }
         }
@@ -465,20 +502,21 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
     if let Some(o) = &bench.overhead {
         let _ = writeln!(
             md,
-            "\n| overhead at 10 kHz (CPU-bound job on every CPU, {} rounds) | job throughput | loss | activations/s per CPU | job time per activation | loss / timerlat's | cost per activation / timerlat's |",
+            "\n| overhead at 10 kHz (CPU-bound job on every CPU, {} rounds) | job throughput | loss | activations/s per CPU | job time per activation | above the floor | loss / timerlat's | per activation / timerlat's | above the floor / timerlat's |",
             o.rounds
         );
-        let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for c in &o.tools {
             let name = match c.tool.as_str() {
                 "none" => "no measurement",
+                "floor" => "floor: a do-nothing hard-IRQ timer",
                 "rtlat" => "rtlat (irq, thread; streaming)",
                 "rtlat-irq" => "rtlat --stages irq (streaming)",
                 t => t,
             };
             let _ = writeln!(
                 md,
-                "| {name} | {:.0}/s | {} | {} | {} | {} | {} |",
+                "| {name} | {:.0}/s | {} | {} | {} | {} | {} | {} | {} |",
                 c.throughput,
                 if c.tool == "none" {
                     String::new()
@@ -489,9 +527,13 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
                     .map_or(String::new(), |r| format!("{r:.0}")),
                 c.cost_per_activation_us
                     .map_or(String::new(), |v| format!("{v:.1} µs")),
+                c.above_floor_us
+                    .map_or(String::new(), |v| format!("{v:.1} µs")),
                 c.loss_ratio_timerlat
                     .map_or(String::new(), |r| format!("{r:.2}")),
                 c.cost_ratio_timerlat
+                    .map_or(String::new(), |r| format!("{r:.2}")),
+                c.above_floor_ratio_timerlat
                     .map_or(String::new(), |r| format!("{r:.2}")),
             );
         }
@@ -544,6 +586,50 @@ mod tests {
         assert_eq!(d.count(), 17);
         assert_eq!(d.max, 50_000);
         assert_eq!(d.pct(500_000), hist::bucket_high(hist::bucket_of(3000)));
+    }
+
+    #[test]
+    fn overhead_per_activation_and_above_the_floor() {
+        // 1 CPU, 2 s rounds; rtlat's reports: 901 records in 1 s.
+        let rep = serde_json::to_string(&crate::report::tests::sample()).unwrap();
+        let log = format!(
+            "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
+             RTRS-FILE overhead-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat.json\n{rep}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-irq.json\n{rep}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
+             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\ntimerlat 60\nRTRS-FILE-END\n\
+             RTRS-BENCH-END\n"
+        );
+        let dir = std::env::temp_dir().join(format!("rtlat-bench-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("log"), log).unwrap();
+        report(&dir.join("log"), &dir, "k", "x").unwrap();
+        let b: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(dir.join("bench.json")).unwrap()).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        let tools = b["overhead"]["tools"].as_array().unwrap();
+        let get = |t: &str, k: &str| {
+            tools.iter().find(|c| c["tool"] == t).unwrap()[k]
+                .as_f64()
+                .unwrap()
+        };
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-6 * b.abs().max(1.0);
+        // Floor: 10 % lost over 1000 activations/s: 100 µs each.
+        assert!(near(get("floor", "activations_per_s_per_cpu"), 1000.0));
+        assert!(near(get("floor", "cost_per_activation_us"), 100.0));
+        // rtlat: 30 % over 901/s; timerlat: 40 % over 1802 / 2 / 2 s.
+        assert!(near(get("rtlat", "loss_pct"), 30.0));
+        assert!(near(get("timerlat", "activations_per_s_per_cpu"), 450.5));
+        let r = 0.3 / 901.0 * 1e6;
+        let t = 0.4 / 450.5 * 1e6;
+        assert!(near(get("rtlat", "above_floor_us"), r - 100.0));
+        assert!(near(get("rtlat", "loss_ratio_timerlat"), 0.75));
+        assert!(near(get("rtlat", "cost_ratio_timerlat"), r / t));
+        assert!(near(
+            get("rtlat", "above_floor_ratio_timerlat"),
+            (r - 100.0) / (t - 100.0)
+        ));
     }
 
     #[test]

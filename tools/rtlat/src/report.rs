@@ -202,11 +202,11 @@ pub fn sysinfo_json(info: &SysInfo) -> SysInfoJson {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A report as `measure` builds it, from synthetic data.
-    fn sample() -> Report {
+    pub(crate) fn sample() -> Report {
         let mut b = vec![0u64; rtcore::hist::BUCKETS];
         b[rtcore::hist::bucket_of(4_000)] = 900;
         b[rtcore::hist::bucket_of(31_000)] = 1;
