@@ -250,6 +250,9 @@ struct Stream {
     /// Per CPU: worst main-stage latency per time slot.
     slots: BTreeMap<u32, BTreeMap<u64, i64>>,
     records: u64,
+    /// Per CPU: the thread whose latency is the main stage (the kernel
+    /// thread `rtlat/N`, or the user thread), for cyclictest's `T:` lines.
+    tids: BTreeMap<u32, i32>,
 }
 
 const SLOT_NS: u64 = 100_000_000;
@@ -297,6 +300,7 @@ fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
 struct Outcome {
     report: report::Report,
     hist_cols: Vec<(u32, usize, Vec<u64>, uapi::Stats)>,
+    tids: BTreeMap<u32, i32>,
 }
 
 fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
@@ -434,6 +438,16 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
     let started = Instant::now();
 
     let stream = Arc::new(Mutex::new(Stream::default()));
+    if !user {
+        // The kernel threads exist once START returned (none for a device
+        // whose events are completed by its IRQ thread).
+        let mut s = stream.lock().unwrap();
+        for &cpu in &cpus {
+            if let Some(tid) = sysinfo::task_named(&format!("rtlat/{cpu}")) {
+                s.tids.insert(cpu, tid);
+            }
+        }
+    }
     let reader = {
         let mut rdev = dev.try_clone().map_err(|e| format!("reader: {e}"))?;
         let stream = stream.clone();
@@ -464,8 +478,12 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
             let udev = dev.try_clone().map_err(|e| format!("user thread: {e}"))?;
             let stop = stop_users.clone();
             let prio = c.priority;
+            let stream = stream.clone();
             users.push(thread::spawn(move || -> Result<(), String> {
                 set_fifo_pinned(cpu, prio)?;
+                // SAFETY: gettid has no preconditions.
+                let tid = unsafe { libc::gettid() };
+                stream.lock().unwrap().tids.insert(cpu, tid);
                 while !stop.load(Ordering::Relaxed) {
                     match udev.user_wait() {
                         Ok(_) => {}
@@ -669,7 +687,12 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         );
         plot::write_svg(&p.to_string_lossy(), &title, &hists, &times)?;
     }
-    Ok(Outcome { report, hist_cols })
+    let tids = stream.lock().unwrap().tids.clone();
+    Ok(Outcome {
+        report,
+        hist_cols,
+        tids,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -684,7 +707,10 @@ fn live_text(
     elapsed: Duration,
     table: bool,
 ) -> String {
-    let act = stream.lock().unwrap().act.clone();
+    let (act, tids) = {
+        let s = stream.lock().unwrap();
+        (s.act.clone(), s.tids.clone())
+    };
     let mut s = String::new();
     let mut rows = Vec::new();
     for (i, &cpu) in cpus.iter().enumerate() {
@@ -705,7 +731,8 @@ fn live_text(
             }
         }
         if let Some(l) = &per[main_stage] {
-            s += &output::cyclictest_line(i, 0, c.priority, c.period, l, unit);
+            let tid = tids.get(&cpu).copied().unwrap_or(0);
+            s += &output::cyclictest_line(i, tid, c.priority, c.period, l, unit);
             s.push('\n');
         }
         rows.push((cpu, per));
@@ -740,12 +767,14 @@ fn live_text(
 fn summary_run(o: &Outcome, c: &Common) -> String {
     let unit = Unit { ns: c.ns };
     let mut s = String::new();
-    let main = if o.report.settings.user_threads {
-        "user"
-    } else {
-        "thread"
-    };
     for (i, cpu) in o.report.cpus.iter().enumerate() {
+        let main = if o.report.settings.user_threads {
+            "user"
+        } else if cpu.stages.contains_key("thread") {
+            "thread"
+        } else {
+            "irq"
+        };
         if let Some(st) = cpu.stages.get(main) {
             let l = Live {
                 count: st.count,
@@ -754,7 +783,8 @@ fn summary_run(o: &Outcome, c: &Common) -> String {
                 max: st.max_ns,
                 cur: 0,
             };
-            s += &output::cyclictest_line(i, 0, c.priority, c.period, &l, unit);
+            let tid = o.tids.get(&cpu.cpu).copied().unwrap_or(0);
+            s += &output::cyclictest_line(i, tid, c.priority, c.period, &l, unit);
             s += &format!(" Missed:{} Dropped:{}\n", cpu.missed, cpu.dropped);
         }
     }

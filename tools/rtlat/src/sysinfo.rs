@@ -155,6 +155,14 @@ pub fn collect() -> SysInfo {
     }
 }
 
+/// The pid of the task whose name (`comm`) is `name`, if there is one.
+pub fn task_named(name: &str) -> Option<i32> {
+    fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        (read_trim(&format!("/proc/{pid}/comm"))? == name).then_some(pid)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
