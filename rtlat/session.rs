@@ -475,7 +475,8 @@ impl Source for Session {
         for cpu in self.cpus.iter() {
             // INVARIANT: `self.out` is pinned in this session, which stays
             // alive while its timers can run (see `CpuState::out`).
-            cpu.out.store(&self.out as *const Output as usize, Release);
+            cpu.out
+                .store(core::ptr::from_ref(&self.out) as usize, Release);
         }
         for cpu in self.cpus.iter() {
             let worker = Arc::new(

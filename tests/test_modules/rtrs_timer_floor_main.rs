@@ -114,7 +114,9 @@ struct Floor {
 
 impl kernel::Module for Floor {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let us = module_parameters::period_us.value();
+        // `value()` gives `&u32` before Linux 7.3 and `u32` since: deref
+        // coercion takes either.
+        let us = u32::clone(&module_parameters::period_us.value());
         if !(50..=1_000_000).contains(&us) {
             pr_err!("period_us={us} is outside 50..1000000\n");
             return Err(EINVAL);
