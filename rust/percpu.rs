@@ -21,25 +21,26 @@
 //! this CPU's slot under a `local_lock` ([`PerCpuLocked::lock`]), which is
 //! `preempt_disable()` on a non-RT kernel and a per-CPU sleeping lock with
 //! migration disabled on PREEMPT_RT, so it is correct on both. Never from hard
-//! IRQ; do not nest two of them (they share one lockdep class).
+//! IRQ. Create one with [`new_percpu_locked!`](crate::new_percpu_locked):
+//! like the kernel's locks, each call site is its own lockdep class, so two
+//! of them may nest (always in the same order).
 
 use core::{
+    cell::UnsafeCell,
     marker::PhantomData,
+    ops::{
+        Deref,
+        DerefMut, //
+    },
     ptr::NonNull, //
 };
 
 use kernel::{
     ffi::c_void,
     prelude::*,
+    str::CStr,
+    sync::LockClassKey,
     types::Opaque, //
-};
-
-use core::{
-    cell::UnsafeCell,
-    ops::{
-        Deref,
-        DerefMut, //
-    },
 };
 
 use super::{
@@ -139,6 +140,19 @@ impl<T: Sync> Drop for PerCpu<T> {
     }
 }
 
+/// Creates a [`PerCpuLocked`] whose locks are a lockdep class of their own
+/// (this call site's), with an optional name.
+#[macro_export]
+macro_rules! new_percpu_locked {
+    ($init:expr $(, $name:literal)? $(,)?) => {
+        $crate::rtrs::percpu::PerCpuLocked::new(
+            $init,
+            ::kernel::optional_name!($($name)?),
+            ::kernel::static_lock_class!(),
+        )
+    };
+}
+
 /// One CPU's slot of a [`PerCpuLocked`].
 #[repr(C)]
 struct LockedSlot<T> {
@@ -172,9 +186,15 @@ pub(crate) struct LocalGuard<'a, T: Send> {
 }
 
 impl<T: Send> PerCpuLocked<T> {
-    /// Allocates and initialises every possible CPU's slot with `init(cpu)`.
-    /// Sleeps (GFP_KERNEL).
-    pub(crate) fn new(mut init: impl FnMut(u32) -> T) -> Result<Self> {
+    /// Allocates and initialises every possible CPU's slot with `init(cpu)`;
+    /// the locks get lockdep class `key` and `name`. Sleeps (GFP_KERNEL).
+    /// [`new_percpu_locked!`](crate::new_percpu_locked) passes a class of
+    /// its own call site.
+    pub(crate) fn new(
+        mut init: impl FnMut(u32) -> T,
+        name: &'static CStr,
+        key: Pin<&'static LockClassKey>,
+    ) -> Result<Self> {
         let size = core::mem::size_of::<LockedSlot<T>>();
         let align = core::mem::align_of::<LockedSlot<T>>();
         // SAFETY: Plain allocation; returns NULL on failure.
@@ -185,7 +205,11 @@ impl<T: Send> PerCpuLocked<T> {
                 // slot is valid, aligned, and not shared yet.
                 unsafe {
                     let slot = ffi::rtrs_per_cpu_ptr(ptr.as_ptr(), cpu).cast::<LockedSlot<T>>();
-                    ffi::rtrs_local_lock_init((*slot).lock.get().cast());
+                    ffi::rtrs_local_lock_init(
+                        (*slot).lock.get().cast(),
+                        name.as_char_ptr(),
+                        key.as_ptr().cast(),
+                    );
                     (*slot).data.get().write(init(cpu));
                 }
             }

@@ -292,10 +292,16 @@ void rtrs_cpuhp_remove(int state)
 	cpuhp_remove_state_nocalls(state);
 }
 
-/* local_lock_init() on one CPU's lock (one lockdep class for all of them). */
-void rtrs_local_lock_init(local_lock_t *lock)
+/*
+ * local_lock_init() on one CPU's lock, with the caller's lockdep name and
+ * class (local_lock_init() would give every user one class, that of this
+ * line). `key` is a struct lock_class_key *, passed as void * because the
+ * struct is empty, and not FFI-safe, without lockdep.
+ */
+void rtrs_local_lock_init(local_lock_t *lock, const char *name, void *key)
 {
 	local_lock_init(lock);
+	lockdep_set_class_and_name(lock, (struct lock_class_key *)key, name);
 }
 
 /*

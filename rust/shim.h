@@ -64,7 +64,7 @@ int rtrs_file_setup(struct file *f,
 int rtrs_cpuhp_add(const char *name, int (*online)(unsigned int),
 		   int (*offline)(unsigned int));
 void rtrs_cpuhp_remove(int state);
-void rtrs_local_lock_init(local_lock_t *lock);
+void rtrs_local_lock_init(local_lock_t *lock, const char *name, void *key);
 void rtrs_local_lock(local_lock_t __percpu *lock);
 void rtrs_local_unlock(local_lock_t __percpu *lock);
 
