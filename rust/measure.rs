@@ -174,6 +174,8 @@ pub(crate) struct Output {
     pub(crate) chans: KVec<Channel>,
     state: Atomic<u32>,
     stop_reason: Atomic<u32>,
+    /// What tripped; its lock also makes a stop's state and reason change
+    /// together, as [`Self::status`] reads them.
     #[pin]
     trip: RawSpinLockIrq<Trip>,
     started_ns: Atomic<i64>,
@@ -260,16 +262,20 @@ impl Output {
     /// Marks the session stopped for `reason` (the first reason wins) and
     /// wakes the readers. The source stops its producers itself.
     pub(crate) fn set_stopped(&self, reason: u32) {
-        if self
-            .state
-            .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
-            .is_ok()
-            || self
-                .state
-                .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_STOPPED, Relaxed)
-                .is_ok()
         {
-            self.stop_reason.store(reason, Relaxed);
+            // The state and its reason change together for `status`.
+            let _g = self.trip.lock();
+            if self
+                .state
+                .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
+                .is_ok()
+                || self
+                    .state
+                    .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_STOPPED, Relaxed)
+                    .is_ok()
+            {
+                self.stop_reason.store(reason, Relaxed);
+            }
         }
         self.notify_readers();
     }
@@ -419,15 +425,20 @@ impl Output {
     /// if it was running (only the first of trips racing on several
     /// channels counts). Any context; wakes no one.
     fn trip(&self, t: Trip) -> bool {
-        if self
-            .state
-            .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
-            .is_err()
         {
-            return false;
+            // The state, its reason and the trip change together for
+            // `status`.
+            let mut g = self.trip.lock();
+            if self
+                .state
+                .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
+                .is_err()
+            {
+                return false;
+            }
+            *g = t;
+            self.stop_reason.store(uapi::STOP_THRESHOLD, Relaxed);
         }
-        *self.trip.lock() = t;
-        self.stop_reason.store(uapi::STOP_THRESHOLD, Relaxed);
         preempt::trace_marker(self.trip_marker);
         if self.config.flags & uapi::CFG_TRACING_OFF != 0 {
             // SAFETY: `tracing_off` has no precondition.
@@ -447,10 +458,14 @@ impl Output {
     }
 
     pub(crate) fn status(&self) -> Status {
-        let t = *self.trip.lock();
+        // A consistent state, reason and trip (see `trip` and `set_stopped`).
+        let (t, state, stop_reason) = {
+            let g = self.trip.lock();
+            (*g, self.state(), self.stop_reason.load(Relaxed))
+        };
         let mut s = Status {
-            state: self.state(),
-            stop_reason: self.stop_reason.load(Relaxed),
+            state,
+            stop_reason,
             trip_cpu: t.chan,
             trip_stage: t.stage,
             trip_value_ns: t.value,
