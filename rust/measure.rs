@@ -262,22 +262,33 @@ impl Output {
     /// Marks the session stopped for `reason` (the first reason wins) and
     /// wakes the readers. The source stops its producers itself.
     pub(crate) fn set_stopped(&self, reason: u32) {
-        {
-            // The state and its reason change together for `status`.
-            let _g = self.trip.lock();
-            if self
-                .state
-                .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
-                .is_ok()
-                || self
+        self.stop_with(reason, None);
+        self.notify_readers();
+    }
+
+    /// Moves the session to stopped for `reason`, from running or (without
+    /// a trip) configured, and records `trip`; true if this call stopped it
+    /// (the first reason wins). The state, its reason and the trip change
+    /// together under the trip lock, as [`Self::status`] reads them. Any
+    /// context; wakes no one.
+    fn stop_with(&self, reason: u32, trip: Option<Trip>) -> bool {
+        let mut g = self.trip.lock();
+        let stopped = self
+            .state
+            .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
+            .is_ok()
+            || (trip.is_none()
+                && self
                     .state
                     .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_STOPPED, Relaxed)
-                    .is_ok()
-            {
-                self.stop_reason.store(reason, Relaxed);
+                    .is_ok());
+        if stopped {
+            self.stop_reason.store(reason, Relaxed);
+            if let Some(t) = trip {
+                *g = t;
             }
         }
-        self.notify_readers();
+        stopped
     }
 
     /// The source has stopped for good and every record is in the rings:
@@ -425,19 +436,8 @@ impl Output {
     /// if it was running (only the first of trips racing on several
     /// channels counts). Any context; wakes no one.
     fn trip(&self, t: Trip) -> bool {
-        {
-            // The state, its reason and the trip change together for
-            // `status`.
-            let mut g = self.trip.lock();
-            if self
-                .state
-                .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
-                .is_err()
-            {
-                return false;
-            }
-            *g = t;
-            self.stop_reason.store(uapi::STOP_THRESHOLD, Relaxed);
+        if !self.stop_with(uapi::STOP_THRESHOLD, Some(t)) {
+            return false;
         }
         preempt::trace_marker(self.trip_marker);
         if self.config.flags & uapi::CFG_TRACING_OFF != 0 {
@@ -458,7 +458,7 @@ impl Output {
     }
 
     pub(crate) fn status(&self) -> Status {
-        // A consistent state, reason and trip (see `trip` and `set_stopped`).
+        // A consistent state, reason and trip (see `stop_with`).
         let (t, state, stop_reason) = {
             let g = self.trip.lock();
             (*g, self.state(), self.stop_reason.load(Relaxed))
