@@ -256,18 +256,12 @@ impl CpuState {
         mut ctx: HrTimerCallbackContext<'_, Self>,
     ) -> HrTimerRestart {
         let expected = self.expected.load(Relaxed);
-        let mut rec = Record {
-            cpu: self.cpu,
-            seq: self.seq.load(Relaxed),
-            expected_ns: expected as u64,
-            lat_ns: [-1; uapi::NR_STAGES],
-            missed: self.pending_missed.load(Relaxed),
-            flags: uapi::REC_NO_THREAD | uapi::REC_NO_USER | uapi::REC_NO_RESPONSE,
-        };
-        rec.lat_ns[uapi::STAGE_IRQ] = now - expected;
-        if preempt::current_is_idle() {
-            rec.flags |= uapi::REC_IDLE;
-        }
+        let mut rec = self.record_of(
+            self.seq.load(Relaxed),
+            now - expected,
+            preempt::current_is_idle(),
+        );
+        rec.flags |= uapi::REC_NO_THREAD | uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
         let out = self.out.load(Acquire) as *const Output;
         if out.is_null() {
             return HrTimerRestart::NoRestart;
@@ -319,6 +313,11 @@ impl CpuState {
 
     /// A record with the irq stage of the activation that just fired.
     fn fired_record(&self, seq: u64) -> Record {
+        self.record_of(seq, self.irq_lat.load(Relaxed), self.irq_idle.load(Relaxed))
+    }
+
+    /// The record of the armed activation `seq`, with its irq stage.
+    fn record_of(&self, seq: u64, irq_lat: i64, idle: bool) -> Record {
         let mut rec = Record {
             cpu: self.cpu,
             seq,
@@ -327,8 +326,8 @@ impl CpuState {
             missed: self.pending_missed.load(Relaxed),
             flags: 0,
         };
-        rec.lat_ns[uapi::STAGE_IRQ] = self.irq_lat.load(Relaxed);
-        if self.irq_idle.load(Relaxed) {
+        rec.lat_ns[uapi::STAGE_IRQ] = irq_lat;
+        if idle {
             rec.flags |= uapi::REC_IDLE;
         }
         rec
@@ -474,11 +473,10 @@ impl Source for Session {
         self.out.set_running()?;
         for cpu in self.cpus.iter() {
             // INVARIANT: `self.out` is pinned in this session, which stays
-            // alive while its timers can run (see `CpuState::out`).
+            // alive while its timers can run (see `CpuState::out`); it is
+            // set before the CPU's thread arms the timer.
             cpu.out
                 .store(core::ptr::from_ref(&self.out) as usize, Release);
-        }
-        for cpu in self.cpus.iter() {
             let worker = Arc::new(
                 Worker {
                     session: self.clone(),
