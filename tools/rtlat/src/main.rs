@@ -301,6 +301,8 @@ struct Outcome {
     report: report::Report,
     hist_cols: Vec<(u32, usize, Vec<u64>, uapi::Stats)>,
     tids: BTreeMap<u32, i32>,
+    /// The last stage measured, the one cyclictest's line shows.
+    main_stage: usize,
 }
 
 fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
@@ -441,9 +443,10 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
     if !user {
         // The kernel threads exist once START returned (none for a device
         // whose events are completed by its IRQ thread).
+        let pids = sysinfo::task_pids();
         let mut s = stream.lock().unwrap();
         for &cpu in &cpus {
-            if let Some(tid) = sysinfo::task_named(&format!("rtlat/{cpu}")) {
+            if let Some(&tid) = pids.get(&format!("rtlat/{cpu}")) {
                 s.tids.insert(cpu, tid);
             }
         }
@@ -692,6 +695,7 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         report,
         hist_cols,
         tids,
+        main_stage,
     })
 }
 
@@ -767,14 +771,8 @@ fn live_text(
 fn summary_run(o: &Outcome, c: &Common) -> String {
     let unit = Unit { ns: c.ns };
     let mut s = String::new();
+    let main = uapi::STAGE_NAMES[o.main_stage];
     for (i, cpu) in o.report.cpus.iter().enumerate() {
-        let main = if o.report.settings.user_threads {
-            "user"
-        } else if cpu.stages.contains_key("thread") {
-            "thread"
-        } else {
-            "irq"
-        };
         if let Some(st) = cpu.stages.get(main) {
             let l = Live {
                 count: st.count,

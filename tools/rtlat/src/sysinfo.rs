@@ -155,12 +155,19 @@ pub fn collect() -> SysInfo {
     }
 }
 
-/// The pid of the task whose name (`comm`) is `name`, if there is one.
-pub fn task_named(name: &str) -> Option<i32> {
-    fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        (read_trim(&format!("/proc/{pid}/comm"))? == name).then_some(pid)
-    })
+/// Every task's name (`comm`) and pid, from one walk of /proc (the first
+/// pid of a name that occurs twice).
+pub fn task_pids() -> BTreeMap<String, i32> {
+    let mut m = BTreeMap::new();
+    for e in fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some(comm) = read_trim(&format!("/proc/{pid}/comm")) {
+            m.entry(comm).or_insert(pid);
+        }
+    }
+    m
 }
 
 #[cfg(test)]
