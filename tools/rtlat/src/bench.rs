@@ -198,8 +198,9 @@ fn sections(log: &str) -> (String, Vec<(String, String)>) {
     (begin, out)
 }
 
-fn ratio(a: u64, b: u64) -> Option<f64> {
-    (b != 0).then(|| a as f64 / b as f64)
+/// `a / b`, if `b` is not zero.
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b.abs() > f64::EPSILON).then(|| a / b)
 }
 
 /// cyclictest `-h` output: histogram rows (µs) summed over threads, plus
@@ -392,8 +393,8 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
                 peer: peer.into(),
                 rtlat: sa,
                 peer_summary: sb,
-                ratio_median: ratio(sa.median_ns, sb.median_ns),
-                ratio_p99: ratio(sa.p99_ns, sb.p99_ns),
+                ratio_median: ratio(sa.median_ns as f64, sb.median_ns as f64),
+                ratio_p99: ratio(sa.p99_ns as f64, sb.p99_ns as f64),
             });
         }
     }
@@ -438,15 +439,15 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
             .map(|c| (c.loss_pct, c.cost_per_activation_us, c.above_floor_us));
         if let Some((tl_loss, tl_cost, tl_above)) = tl {
             for c in tools.iter_mut().filter(|c| c.tool.starts_with("rtlat")) {
-                c.loss_ratio_timerlat = ratio_f(c.loss_pct, tl_loss);
+                c.loss_ratio_timerlat = ratio(c.loss_pct, tl_loss);
                 c.cost_ratio_timerlat = c
                     .cost_per_activation_us
                     .zip(tl_cost)
-                    .and_then(|(a, b)| ratio_f(a, b));
+                    .and_then(|(a, b)| ratio(a, b));
                 c.above_floor_ratio_timerlat = c
                     .above_floor_us
                     .zip(tl_above)
-                    .and_then(|(a, b)| ratio_f(a, b));
+                    .and_then(|(a, b)| ratio(a, b));
             }
         }
         Overhead {
@@ -567,11 +568,6 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         &[],
     )?;
     Ok(md)
-}
-
-/// `a / b`, if `b` is not zero.
-fn ratio_f(a: f64, b: f64) -> Option<f64> {
-    (b.abs() > f64::EPSILON).then(|| a / b)
 }
 
 #[cfg(test)]
