@@ -120,6 +120,7 @@ use rtrs::{
         self,
         Channel,
         Output,
+        Readers,
         Sessions,
         Source, //
     },
@@ -537,7 +538,7 @@ impl EduSession {
 impl Source for EduSession {
     type Device = Arc<Instance>;
 
-    fn configure(inst: &Arc<Instance>, config: Config) -> Result<Arc<Self>> {
+    fn configure(inst: &Arc<Instance>, config: Config, readers: Arc<Readers>) -> Result<Arc<Self>> {
         if inst.gone() {
             return Err(ENODEV);
         }
@@ -551,6 +552,7 @@ impl Source for EduSession {
         {
             return Err(EINVAL);
         }
+        measure::check_ring_budget(1, &config)?;
         let mut chans = KVec::new();
         chans.push(Channel::new(0, &config)?, GFP_KERNEL)?;
         Arc::pin_init(
@@ -562,6 +564,7 @@ impl Source for EduSession {
                     c_str!("rtedu: threshold exceeded, sampling stopped\n"),
                     // The user stage is the reader's wake-up by each event.
                     config.user_stage(),
+                    readers,
                 ),
                 inst: inst.clone(),
                 period: config.period_ns as i64,
@@ -1014,7 +1017,13 @@ impl pci::Driver for RteduDriver {
                     irqs: Atomic::new(0),
                     spurious: Atomic::new(0),
                     irq_thread: IrqThread::new(module_parameters::irq_priority.value()),
-                    sessions <- new_mutex!(Sessions::new()),
+                    // The readers' queue outlives sessions and unbind: every
+                    // open file holds the instance.
+                    sessions <- new_mutex!({
+                        let mut sh = Sessions::new();
+                        sh.set_readers(Some(Readers::new()?));
+                        sh
+                    }),
                     active <- new_mutex!(None),
                     ops <- new_mutex!(dma),
                     done <- new_mutex!(0),

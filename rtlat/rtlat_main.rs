@@ -44,6 +44,7 @@ mod session;
 
 use rtrs::measure::{
     self,
+    Readers,
     Sessions, //
 };
 use session::Session;
@@ -57,11 +58,12 @@ module! {
 }
 
 /// The device: the registration and the one session.
-#[pin_data]
+#[pin_data(PinnedDrop)]
 struct RtlatModule {
     #[pin]
     misc: MiscDeviceRegistration<RtlatFile>,
     _hotplug: rtrs::cpuhp::Registration<RtlatFile>,
+    _readers: kernel::sync::Arc<Readers>,
 }
 
 kernel::sync::global_lock! {
@@ -77,9 +79,24 @@ impl kernel::InPlaceModule for RtlatModule {
         // SAFETY: Called once, before anything can use the lock.
         unsafe { SHARED.init() };
         try_pin_init!(Self {
+            // The readers' queue lives as long as the device (every open
+            // file holds the module).
+            _readers: {
+                let r = Readers::new()?;
+                SHARED.lock().set_readers(Some(r.clone()));
+                r
+            },
             _hotplug: rtrs::cpuhp::Registration::new(c"rtlat:online")?,
             misc <- MiscDeviceRegistration::register(MiscDeviceOptions { name: c"rtlat" }),
         })
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for RtlatModule {
+    fn drop(self: Pin<&mut Self>) {
+        // No file is open (each holds the module): nobody waits on it.
+        drop(SHARED.lock().set_readers(None));
     }
 }
 

@@ -5,25 +5,31 @@
 //!
 //! # One activation on one CPU
 //!
-//! 1. The owner of the CPU's timer (its kernel thread, or the user waiter
-//!    when the user stage is on) arms it at the next expected expiry, in
-//!    absolute, pinned, hard mode on CLOCK_MONOTONIC. Periods that already
+//! 1. The CPU's kernel thread arms its timer at the next expected expiry,
+//!    in absolute, pinned, hard mode on CLOCK_MONOTONIC. Periods that already
 //!    passed are skipped and **counted** (`missed`).
 //! 2. Hard IRQ ([`CpuState::run`]): notes `now - expected` (irq stage) and
 //!    whether the CPU was idle, wakes the kernel thread. Nothing else: no
 //!    lock but atomics, no allocation, no print.
-//! 3. Kernel thread, SCHED_FIFO: notes `now - expected` (thread stage). Without
-//!    the user stage it completes the record and arms the next period; with
-//!    it, it wakes the user waiter.
+//! 3. Kernel thread, SCHED_FIFO: notes `now - expected` (thread stage) and
+//!    checks the thresholds of both stages. Without the user stage it
+//!    completes the record. With it, it hands the record to the user waiter
+//!    blocked in `USER_WAIT` on this CPU; if none is blocked (the waiter is
+//!    late, or gone), it completes the record itself, flagged
+//!    `REC_NO_WAITER`, and STATUS shows the CPU as unattended. Either way it
+//!    arms the next period: sampling never depends on the waiter.
 //! 4. User waiter (`RTLAT_IOC_USER_WAIT`, a thread pinned to the CPU): notes
-//!    `now - expected` just before returning to user space (user stage) and
-//!    returns the record. When it comes back, `now - expected` of the previous
-//!    activation is its response time; that completes the previous record,
-//!    and it arms the next period.
+//!    `now - expected` just before returning to user space (user stage),
+//!    checks its threshold at once and returns the record. When it comes
+//!    back, `now - expected` of the previous activation is its response
+//!    time; that completes the previous record. A record still waiting for
+//!    its response when the next activation finds no waiter is completed
+//!    without one (`REC_NO_RESPONSE`), so records stay in order.
 //!
 //! Completed records go to the CPU's ring (for `read()`) and its statistics;
-//! both happen in task context. A reader that lags loses records, counted:
-//! `produced == delivered + dropped + queued`.
+//! both happen in task context, serialised per CPU by `produce`. A reader
+//! that lags loses records, counted: `produced == delivered + dropped +
+//! queued`.
 //!
 //! # Irq-only sessions
 //!
@@ -69,6 +75,7 @@ use kernel::{
 use crate::rtrs::{
     context::{
         cancel_hard_timer,
+        CpuPinned,
         start_hard_timer,
         HardIrq,
         HardTimerCallback, //
@@ -78,14 +85,18 @@ use crate::rtrs::{
         RtThreadFn,
         ThreadContext, //
     },
+    cpuhp::HotplugReadGuard,
     measure::{
+        self,
         Channel,
         Output,
+        Readers,
         Source, //
     },
     preempt::{
         self,
-        ktime_ns, //
+        ktime_ns,
+        MigrateGuard, //
     },
     uapi::{
         self,
@@ -134,23 +145,29 @@ pub(crate) struct CpuState {
     task: Atomic<usize>,
     #[pin]
     task_ref: Mutex<Option<ARef<Task>>>,
-    /// Thread stage handed to the user waiter: activation and latency.
-    thread_seq: Atomic<u64>,
-    thread_lat: Atomic<i64>,
-    /// The user waiter: one at a time.
+    /// The user waiter: one at a time; `stop` waits until it has left.
     user_busy: Atomic<bool>,
     #[pin]
     user_lock: Mutex<UserSide>,
     #[pin]
     user_cv: CondVar,
+    /// Held by whoever completes a record of this CPU in task context (its
+    /// kernel thread, its user waiter, `stop`): the ring has one producer.
+    #[pin]
+    produce: Mutex<()>,
     /// Stop sampling (set by stop, by a threshold trip, and when the CPU
     /// goes offline).
     stopping: Atomic<bool>,
 }
 
-/// What only the user waiter touches: the record waiting for its response time.
+/// The user waiter's side, shared with the kernel thread under `user_lock`.
 struct UserSide {
+    /// The record returned to the waiter, waiting for its response time.
     pending: Option<Record>,
+    /// A waiter is blocked in `USER_WAIT`, waiting for `handed`.
+    waiting: bool,
+    /// The activation the kernel thread handed to the blocked waiter.
+    handed: Option<Record>,
 }
 
 #[pinned_drop]
@@ -207,11 +224,14 @@ impl CpuState {
                 irq_idle: Atomic::new(false),
                 task: Atomic::new(0),
                 task_ref <- new_mutex!(None),
-                thread_seq: Atomic::new(0),
-                thread_lat: Atomic::new(0),
                 user_busy: Atomic::new(false),
-                user_lock <- new_mutex!(UserSide { pending: None }),
+                user_lock <- new_mutex!(UserSide {
+                    pending: None,
+                    waiting: false,
+                    handed: None,
+                }),
                 user_cv <- new_condvar!(),
+                produce <- new_mutex!(()),
                 stopping: Atomic::new(false),
             }),
             GFP_KERNEL,
@@ -219,7 +239,8 @@ impl CpuState {
         Ok(s)
     }
 
-    /// Arms the next activation; must run on this CPU (pinned timer).
+    /// Arms the next activation; runs on this CPU (its kernel thread, bound
+    /// there: the timer is pinned).
     fn arm_next(&self) {
         let now = ktime_ns();
         let mut next = self.expected.load(Relaxed);
@@ -365,9 +386,7 @@ impl RtThreadFn for Worker {
             Self::irq_only(this, ctx);
             return;
         }
-        if !cpu.user_stage {
-            cpu.arm_next();
-        }
+        cpu.arm_next();
         let mut handled = 0u64;
         loop {
             let fired = ctx
@@ -377,20 +396,17 @@ impl RtThreadFn for Worker {
             }
             let now = ktime_ns();
             handled = cpu.irq_seq.load(Acquire);
-            let thread_lat = now - cpu.expected.load(Relaxed);
+            let mut rec = cpu.fired_record(handled);
+            rec.lat_ns[uapi::STAGE_THREAD] = now - cpu.expected.load(Relaxed);
             if cpu.user_stage {
-                cpu.thread_lat.store(thread_lat, Relaxed);
-                let _g = cpu.user_lock.lock();
-                cpu.thread_seq.store(handled, Release);
-                cpu.user_cv.notify_all();
+                this.session.thread_done(cpu, rec);
             } else {
-                let mut rec = cpu.fired_record(handled);
-                rec.lat_ns[uapi::STAGE_THREAD] = thread_lat;
                 rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
+                let _p = cpu.produce.lock();
                 this.session.complete(cpu, rec);
-                if !cpu.stopping.load(Relaxed) {
-                    cpu.arm_next();
-                }
+            }
+            if !cpu.stopping.load(Relaxed) {
+                cpu.arm_next();
             }
         }
     }
@@ -426,26 +442,40 @@ impl Source for Session {
     type Device = ();
 
     /// Allocates everything the session needs; nothing is allocated later.
-    fn configure(_dev: &(), config: Config) -> Result<Arc<Self>> {
-        let mut cpus = KVec::new();
-        let mut chans = KVec::new();
-        for cpu in 0..kernel::cpu::nr_cpu_ids().min(uapi::MAX_CPUS as u32) {
-            if config.has_cpu(cpu as usize) {
-                if !preempt::cpu_online(cpu) {
-                    return Err(EINVAL);
+    fn configure(_dev: &(), config: Config, readers: Arc<Readers>) -> Result<Arc<Self>> {
+        // No CPU comes or goes (and no hotplug callback runs) meanwhile.
+        let _hp = HotplugReadGuard::new();
+        let nr = kernel::cpu::nr_cpu_ids();
+        let explicit = config.cpus.iter().any(|&w| w != 0);
+        let mut ids = KVec::new();
+        if explicit {
+            for cpu in 0..uapi::MAX_CPUS as u32 {
+                if config.has_cpu(cpu as usize) {
+                    // A CPU that does not exist or is offline: refused.
+                    if cpu >= nr || !preempt::cpu_online(cpu) {
+                        return Err(EINVAL);
+                    }
+                    ids.push(cpu, GFP_KERNEL)?;
                 }
-                cpus.push(CpuState::new(cpu, chans.len(), &config)?, GFP_KERNEL)?;
-                chans.push(Channel::new(cpu, &config)?, GFP_KERNEL)?;
+            }
+        } else {
+            // Every CPU online now; one the UAPI cannot name is an error,
+            // not silently left out.
+            for cpu in 0..nr {
+                if preempt::cpu_online(cpu) {
+                    if cpu >= uapi::MAX_CPUS as u32 {
+                        return Err(E2BIG);
+                    }
+                    ids.push(cpu, GFP_KERNEL)?;
+                }
             }
         }
-        if cpus.is_empty()
-            || config.cpus.iter().enumerate().any(|(w, &bits)| {
-                (0..64).any(|b| {
-                    bits & (1 << b) != 0 && (w * 64 + b) as u32 >= kernel::cpu::nr_cpu_ids()
-                })
-            })
-        {
-            return Err(EINVAL);
+        measure::check_ring_budget(ids.len(), &config)?;
+        let mut cpus = KVec::with_capacity(ids.len(), GFP_KERNEL)?;
+        let mut chans = KVec::with_capacity(ids.len(), GFP_KERNEL)?;
+        for &cpu in ids.iter() {
+            cpus.push(CpuState::new(cpu, chans.len(), &config)?, GFP_KERNEL)?;
+            chans.push(Channel::new(cpu, &config)?, GFP_KERNEL)?;
         }
         Arc::pin_init(
             try_pin_init!(Self {
@@ -454,6 +484,7 @@ impl Source for Session {
                     chans,
                     c_str!("rtlat: threshold exceeded, sampling stopped\n"),
                     false,
+                    readers,
                 ),
                 cpus,
                 stop_lock <- new_mutex!(()),
@@ -469,9 +500,19 @@ impl Source for Session {
 
     /// Starts sampling: one RT kernel thread per CPU.
     fn start(self: &Arc<Self>) -> Result {
+        // A CPU that went offline since CONFIG (its teardown callback ran, or
+        // runs now) is seen offline here: no thread is bound to a dead CPU.
+        let _hp = HotplugReadGuard::new();
         let mut threads = self.threads.lock();
         self.out.set_running()?;
         for cpu in self.cpus.iter() {
+            if !preempt::cpu_online(cpu.cpu) {
+                self.out.chans[cpu.chan]
+                    .went_offline
+                    .store(true, Relaxed);
+                cpu.halt();
+                continue;
+            }
             // INVARIANT: `self.out` is pinned in this session, which stays
             // alive while its timers can run (see `CpuState::out`); it is
             // set before the CPU's thread arms the timer.
@@ -513,13 +554,19 @@ impl Source for Session {
         drop(threads);
         for cpu in self.cpus.iter() {
             cancel_hard_timer(&**cpu);
-            // A user record still waiting for its response time is complete now.
-            let pending = cpu.user_lock.lock().pending.take();
-            if let Some(mut rec) = pending {
-                rec.flags |= uapi::REC_NO_RESPONSE;
-                self.complete(cpu, rec);
+            // A user waiter still inside USER_WAIT (it was woken by `halt`)
+            // leaves before the stream ends: no record lands after EOF.
+            let mut g = cpu.user_lock.lock();
+            while cpu.user_busy.load(Acquire) {
+                cpu.user_cv.wait(&mut g);
             }
-            cpu.user_cv.notify_all();
+            // A user record still waiting for its response time is complete now.
+            let pending = g.pending.take();
+            drop(g);
+            if let Some(rec) = pending {
+                let _p = cpu.produce.lock();
+                self.complete_pending(cpu, rec, None);
+            }
         }
         // Nothing can produce a record any more: the stream may end.
         self.out.set_finished();
@@ -535,11 +582,14 @@ impl Source for Session {
         if !self.out.running() {
             return Err(preempt::eshutdown());
         }
-        if cpu.user_busy.xchg(true, Relaxed) {
+        if cpu.user_busy.xchg(true, Acquire) {
             return Err(EBUSY);
         }
         let r = self.user_wait_on(cpu);
-        cpu.user_busy.store(false, Relaxed);
+        let _g = cpu.user_lock.lock();
+        cpu.user_busy.store(false, Release);
+        // `stop` may be waiting for this waiter to leave.
+        cpu.user_cv.notify_all();
         r
     }
 }
@@ -554,11 +604,12 @@ impl Session {
         }
     }
 
-    /// Statistics, thresholds and the ring for one completed record.
+    /// Statistics, thresholds and the ring for one completed record; the
+    /// caller holds `cpu.produce`.
     fn complete(&self, cpu: &CpuState, rec: Record) {
-        // SAFETY: Records of a CPU are produced by one context at a time:
-        // its kernel thread, or its single user waiter (`user_busy`), or
-        // `stop` after both have finished.
+        // SAFETY: Records of a CPU are produced in task context only under
+        // its `produce` lock, which the caller holds (an irq-only session
+        // has no task-context producer).
         if unsafe { self.out.complete(&self.out.chans[cpu.chan], rec) } {
             self.halt(uapi::STOP_THRESHOLD);
         }
@@ -578,38 +629,125 @@ impl Session {
         self.cpus.iter().find(|c| c.cpu == cpu)
     }
 
+    /// The kernel thread's part of a user-stage activation: `rec` has its
+    /// irq and thread stages. Handed to the blocked waiter, or completed
+    /// here if there is none.
+    fn thread_done(&self, cpu: &CpuState, mut rec: Record) {
+        let chan = &self.out.chans[cpu.chan];
+        if self
+            .out
+            .check_early(chan, &mut rec, uapi::STAGE_IRQ..uapi::STAGE_THREAD + 1)
+        {
+            self.halt(uapi::STOP_THRESHOLD);
+        }
+        {
+            let mut g = cpu.user_lock.lock();
+            if g.waiting {
+                g.waiting = false;
+                g.handed = Some(rec);
+                // Pending from now on (the waiter adds its user stage), so
+                // that the next activation finds it and the ring stays in
+                // order however late the waiter runs.
+                g.pending = Some(rec);
+                cpu.user_cv.notify_all();
+                chan.unattended.store(false, Relaxed);
+                return;
+            }
+        }
+        // No waiter: the activation is recorded all the same. The waiter's
+        // previous record, still without its response, goes first.
+        chan.unattended.store(true, Relaxed);
+        let _p = cpu.produce.lock();
+        let pending = cpu.user_lock.lock().pending.take();
+        if let Some(prev) = pending {
+            self.complete_pending(cpu, prev, None);
+        }
+        rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
+        self.complete(cpu, rec);
+    }
+
+    /// Completes a record handed to a waiter, with its response time if the
+    /// waiter came back for the next one (else `REC_NO_RESPONSE`, and
+    /// `REC_NO_USER` if it did not even return to user space with it). The
+    /// caller holds `cpu.produce`.
+    fn complete_pending(&self, cpu: &CpuState, mut rec: Record, response: Option<i64>) {
+        match response {
+            Some(r) => rec.lat_ns[uapi::STAGE_RESPONSE] = r,
+            None => rec.flags |= uapi::REC_NO_RESPONSE,
+        }
+        if rec.lat_ns[uapi::STAGE_USER] < 0 {
+            rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
+            rec.lat_ns[uapi::STAGE_RESPONSE] = -1;
+        }
+        self.complete(cpu, rec);
+    }
+
     fn user_wait_on(&self, cpu: &CpuState) -> Result<Record> {
         // The previous activation's response time: it is back. Completed
-        // outside the lock: a threshold trip in `complete` takes every
+        // outside `user_lock`: a threshold trip in `complete` takes every
         // CPU's user lock to wake the waiters.
-        let prev = cpu.user_lock.lock().pending.take();
-        if let Some(mut prev) = prev {
-            prev.lat_ns[uapi::STAGE_RESPONSE] = ktime_ns() - prev.expected_ns as i64;
-            self.complete(cpu, prev);
+        {
+            let _p = cpu.produce.lock();
+            let prev = cpu.user_lock.lock().pending.take();
+            if let Some(prev) = prev {
+                let response = ktime_ns() - prev.expected_ns as i64;
+                self.complete_pending(cpu, prev, Some(response));
+            }
         }
         let mut g = cpu.user_lock.lock();
-        if !self.out.running() {
+        if !self.out.running() || cpu.stopping.load(Relaxed) {
             return Err(preempt::eshutdown());
         }
-        // Arm from here: this thread is pinned to the CPU.
-        let armed_seq = cpu.seq.load(Relaxed) + 1;
+        // Wait for the next activation the kernel thread hands over. A
+        // waiter that leaves (signal, stop) withdraws first, so the kernel
+        // thread records that activation itself: none is lost or uncounted.
+        g.waiting = true;
+        g.handed = None;
+        let mut interrupted = false;
+        let mut rec = loop {
+            if let Some(rec) = g.handed.take() {
+                break rec;
+            }
+            if interrupted || cpu.stopping.load(Relaxed) {
+                g.waiting = false;
+                return Err(if interrupted {
+                    EINTR
+                } else {
+                    preempt::eshutdown()
+                });
+            }
+            interrupted = cpu.user_cv.wait_interruptible(&mut g);
+        };
+        drop(g);
+        // The user stage is measured on the CPU it belongs to: the affinity
+        // is checked again with migration off, as the time is taken.
+        let on_cpu = {
+            let pin = MigrateGuard::new();
+            let ok = pin.cpu() == cpu.cpu && preempt::current_pinned_cpu() == Some(cpu.cpu);
+            if ok {
+                rec.lat_ns[uapi::STAGE_USER] = ktime_ns() - rec.expected_ns as i64;
+            }
+            ok
+        };
+        if !on_cpu {
+            // Moved away meanwhile: the activation is kept without a user
+            // stage (its pending record has none).
+            return Err(EINVAL);
+        }
+        // Its threshold now, not when (or if) the waiter comes back.
+        let tripped =
+            self.out
+                .check_early(&self.out.chans[cpu.chan], &mut rec, uapi::STAGE_USER..uapi::STAGE_USER + 1);
         {
-            let _pin = crate::rtrs::preempt::MigrateGuard::new();
-            cpu.arm_next();
-        }
-        while cpu.thread_seq.load(Acquire) < armed_seq {
-            if cpu.stopping.load(Relaxed) {
-                return Err(preempt::eshutdown());
-            }
-            if cpu.user_cv.wait_interruptible(&mut g) {
-                // Interrupted: the armed activation is abandoned, not measured.
-                return Err(EINTR);
+            let mut g = cpu.user_lock.lock();
+            // Unless the next activation already completed it without us.
+            if let Some(p) = g.pending.as_mut().filter(|p| p.seq == rec.seq) {
+                *p = rec;
             }
         }
-        let mut rec = cpu.fired_record(armed_seq);
-        rec.lat_ns[uapi::STAGE_THREAD] = cpu.thread_lat.load(Relaxed);
-        rec.lat_ns[uapi::STAGE_USER] = ktime_ns() - rec.expected_ns as i64;
-        g.pending = Some(rec);
+        if tripped {
+            self.halt(uapi::STOP_THRESHOLD);
+        }
         Ok(rec)
     }
 }

@@ -70,3 +70,36 @@ impl<H: CpuHotplug> Drop for Registration<H> {
         unsafe { ffi::rtrs_cpuhp_remove(self.state) };
     }
 }
+
+/// CPU hotplug held off while this guard lives (`cpus_read_lock()`): the set
+/// of online CPUs does not change and no hotplug callback runs, so a CPU
+/// found online stays online, and one whose teardown callback ran is no
+/// longer online. Task context; sleeps. Never take it in a hotplug callback.
+///
+/// # Invariants
+///
+/// `cpus_read_lock()` was called by the current task when the guard was
+/// created and is undone when it is dropped.
+pub(crate) struct HotplugReadGuard {
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl HotplugReadGuard {
+    /// Takes the hotplug lock for reading. Sleeps.
+    pub(crate) fn new() -> Self {
+        // SAFETY: Task context (the callers are file operations); balanced
+        // in `drop`.
+        unsafe { kernel::bindings::cpus_read_lock() };
+        // INVARIANT: just taken.
+        Self {
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for HotplugReadGuard {
+    fn drop(&mut self) {
+        // SAFETY: Balances the `cpus_read_lock()` of `new` (type invariant).
+        unsafe { kernel::bindings::cpus_read_unlock() };
+    }
+}

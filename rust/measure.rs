@@ -60,6 +60,7 @@ use super::{
     },
     raw_spinlock::RawSpinLockIrq,
     ring::{
+        self,
         new_kring,
         KRing, //
     },
@@ -134,6 +135,8 @@ pub(crate) struct Channel {
     pub(crate) missed: Atomic<u64>,
     /// Sampling on this channel stopped for good (its CPU went offline).
     pub(crate) went_offline: Atomic<bool>,
+    /// Its latest activation found no user waiter (a user-stage session).
+    pub(crate) unattended: Atomic<bool>,
 }
 
 impl Channel {
@@ -154,7 +157,80 @@ impl Channel {
             stats,
             missed: Atomic::new(0),
             went_offline: Atomic::new(false),
+            unattended: Atomic::new(false),
         })
+    }
+
+    /// Readers are woken when this channel's ring reaches this many records.
+    fn wake_batch(&self) -> usize {
+        ring::wake_batch(self.ring.capacity())
+    }
+}
+
+/// Refuses (`ENOMEM`) a session whose rings would take more than
+/// [`uapi::RING_TOTAL_MAX_BYTES`] over its `nr_chans` channels.
+pub(crate) fn check_ring_budget(nr_chans: usize, config: &Config) -> Result {
+    let per_chan = if config.ring_records == 0 {
+        uapi::RING_DEFAULT
+    } else {
+        config.ring_records
+    };
+    let total = (nr_chans as u64)
+        .saturating_mul(u64::from(per_chan))
+        .saturating_mul(uapi::RECORD_SIZE as u64);
+    if total > uapi::RING_TOTAL_MAX_BYTES {
+        return Err(ENOMEM);
+    }
+    Ok(())
+}
+
+/// Where the readers of a device wait: one per device, not per session, so
+/// that a task in `poll()`/`select()` (which stays queued until it returns)
+/// never waits on a queue freed with a session, and an `epoll` waiter sees
+/// the next session's records too. Every open file of the device keeps it.
+#[pin_data]
+pub(crate) struct Readers {
+    /// Counts notifications: a reader waits for it to change.
+    #[pin]
+    generation: Mutex<u64>,
+    #[pin]
+    readable: PollCondVar,
+}
+
+impl Readers {
+    /// The readers' queue of a new device. Sleeps.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            try_pin_init!(Self {
+                generation <- new_mutex!(0),
+                readable <- new_poll_condvar!(),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Wakes the readers and pollers. Task context: the wait queue's lock
+    /// sleeps on PREEMPT_RT.
+    fn notify(&self) {
+        let mut g = self.generation.lock();
+        *g += 1;
+        self.readable.notify_all();
+    }
+
+    /// Waits until [`Self::notify`] was called after `seen` was read; true
+    /// if interrupted by a signal.
+    fn wait(&self, seen: u64) -> bool {
+        let mut g = self.generation.lock();
+        while *g == seen {
+            if self.readable.wait_interruptible(&mut g) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn generation(&self) -> u64 {
+        *self.generation.lock()
     }
 }
 
@@ -181,12 +257,10 @@ pub(crate) struct Output {
     started_ns: Atomic<i64>,
     /// Set when the source has stopped for good: no record will come.
     finished: Atomic<bool>,
-    /// Readers wait here for records; the value counts notifications.
-    #[pin]
-    readers: Mutex<u64>,
-    #[pin]
-    readable: PollCondVar,
-    /// Serialises `read()` callers (the rings have a single consumer).
+    /// The device's readers (they outlive the session).
+    readers: Arc<Readers>,
+    /// Serialises `read()` callers while they take records (the rings have a
+    /// single consumer); never held while a reader sleeps for records.
     #[pin]
     read_lock: Mutex<()>,
     /// Written to the trace buffer when a threshold trips.
@@ -208,10 +282,9 @@ pub(crate) struct Recorded {
     pub(crate) wake: bool,
 }
 
-/// Readers blocked in `read()` are woken in batches: when a ring reaches this
-/// many records, ...
-const WAKE_BATCH: usize = 64;
-/// ... or when the last wake-up is this old, so a record waits at most about
+/// Readers blocked in `read()` are woken in batches: when a ring reaches
+/// [`ring::wake_batch`] records (64, or half a small ring), or when the last
+/// wake-up is this old, so a record waits at most about
 /// 10 ms (plus one period) and a reader wakes at most about 100 times a
 /// second whatever the rate. Waking it for every record would cost a context
 /// switch per activation on every CPU.
@@ -224,6 +297,7 @@ impl Output {
         chans: KVec<Channel>,
         trip_marker: &'static CStr,
         wake_each: bool,
+        readers: Arc<Readers>,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             config,
@@ -233,8 +307,7 @@ impl Output {
             trip <- crate::new_raw_spinlock_irq!(Trip::default()),
             started_ns: Atomic::new(0),
             finished: Atomic::new(false),
-            readers <- new_mutex!(0),
-            readable <- new_poll_condvar!(),
+            readers,
             read_lock <- new_mutex!(()),
             trip_marker,
             wake_each,
@@ -252,11 +325,14 @@ impl Output {
 
     /// Configured -> running; `EBUSY` from any other state.
     pub(crate) fn set_running(&self) -> Result {
-        self.started_ns.store(ktime_ns(), Relaxed);
+        // The start time is that of the START that was accepted: set under
+        // the trip lock, as `status` reads it, and only on success.
+        let _g = self.trip.lock();
         self.state
             .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_RUNNING, Relaxed)
-            .map(|_| ())
-            .map_err(|_| EBUSY)
+            .map_err(|_| EBUSY)?;
+        self.started_ns.store(ktime_ns(), Relaxed);
+        Ok(())
     }
 
     /// Marks the session stopped for `reason` (the first reason wins) and
@@ -307,24 +383,7 @@ impl Output {
     /// sleeps on PREEMPT_RT.
     pub(crate) fn notify_readers(&self) {
         self.last_wake.store(ktime_ns(), Relaxed);
-        let mut g = self.readers.lock();
-        *g += 1;
-        self.readable.notify_all();
-    }
-
-    /// Waits until something may be readable; true if interrupted by a signal.
-    fn wait_readable(&self, seen: u64) -> bool {
-        let mut g = self.readers.lock();
-        while *g == seen {
-            if self.readable.wait_interruptible(&mut g) {
-                return true;
-            }
-        }
-        false
-    }
-
-    fn generation(&self) -> u64 {
-        *self.readers.lock()
+        self.readers.notify();
     }
 
     pub(crate) fn chan(&self, id: u32) -> Option<&Channel> {
@@ -347,17 +406,43 @@ impl Output {
             }
             let lat = lat as u64;
             chan.stats[stage].add(lat, rec.seq, rec.expected_ns);
-            let limit = self.config.threshold_ns[stage];
-            if limit != 0 && lat > limit && tripped.is_none() {
-                tripped = Some(Trip {
-                    chan: chan.id,
-                    stage: stage as u32,
-                    value: lat,
-                    seq: rec.seq,
-                });
+            if tripped.is_none() {
+                tripped = self.exceeds(chan, rec, stage);
             }
         }
         tripped
+    }
+
+    /// The trip `rec` makes on `stage`, if it exceeds its threshold.
+    fn exceeds(&self, chan: &Channel, rec: &Record, stage: usize) -> Option<Trip> {
+        let lat = rec.lat_ns[stage];
+        let limit = self.config.threshold_ns[stage];
+        (lat >= 0 && limit != 0 && lat as u64 > limit).then_some(Trip {
+            chan: chan.id,
+            stage: stage as u32,
+            value: lat as u64,
+            seq: rec.seq,
+        })
+    }
+
+    /// Checks the thresholds of `stages` of a record that is not complete
+    /// yet, as soon as they are measured (a user-stage record is complete
+    /// only when its waiter comes back, which may be late or never): marks
+    /// it and stops the session on a trip; true if it tripped. Statistics
+    /// wait for [`Self::record`], whose own check of these stages then finds
+    /// the session stopped. Any context; wakes no one (the caller halts its
+    /// producers and wakes the readers on a trip).
+    pub(crate) fn check_early(
+        &self,
+        chan: &Channel,
+        rec: &mut Record,
+        stages: core::ops::Range<usize>,
+    ) -> bool {
+        let Some(t) = stages.into_iter().find_map(|s| self.exceeds(chan, rec, s)) else {
+            return false;
+        };
+        rec.flags |= uapi::REC_THRESHOLD;
+        self.trip(t)
     }
 
     /// A completed record, in any context (hard IRQ included): statistics,
@@ -388,7 +473,7 @@ impl Output {
         // before the caller got round to it.
         let now = ktime_ns();
         let wake = self.wake_each
-            || chan.ring.len() == WAKE_BATCH
+            || chan.ring.len() == chan.wake_batch()
             || now - self.last_wake.load(Relaxed) >= WAKE_INTERVAL_NS;
         if wake {
             self.last_wake.store(now, Relaxed);
@@ -479,6 +564,9 @@ impl Output {
             if c.went_offline.load(Relaxed) {
                 s.offline[i / 64] |= 1 << (i % 64);
             }
+            if c.unattended.load(Relaxed) {
+                s.unattended[i / 64] |= 1 << (i % 64);
+            }
             let k = c.ring.counters();
             s.produced += k.produced;
             s.delivered += k.delivered;
@@ -541,7 +629,7 @@ fn uapi_err(e: UapiError) -> Error {
 pub(crate) trait Source: Send + Sync + Sized + 'static {
     /// Allocates everything a session with `config` needs; nothing is
     /// allocated later. `EINVAL` for what this device cannot measure.
-    fn configure(dev: &Self::Device, config: Config) -> Result<Arc<Self>>;
+    fn configure(dev: &Self::Device, config: Config, readers: Arc<Readers>) -> Result<Arc<Self>>;
 
     /// What [`Self::configure`] needs of the device.
     type Device;
@@ -581,6 +669,8 @@ pub(crate) struct Sessions<S> {
     owner: u64,
     /// File id of the streaming reader, 0 if none.
     reader: u64,
+    /// The device's readers' queue, from [`Self::set_readers`] on.
+    readers: Option<Arc<Readers>>,
 }
 
 impl<S> Sessions<S> {
@@ -589,7 +679,14 @@ impl<S> Sessions<S> {
             session: None,
             owner: 0,
             reader: 0,
+            readers: None,
         }
+    }
+
+    /// Gives the device its readers' queue (before any file is opened), or
+    /// takes it back (`None`, when the device goes and no file is open).
+    pub(crate) fn set_readers(&mut self, readers: Option<Arc<Readers>>) -> Option<Arc<Readers>> {
+        core::mem::replace(&mut self.readers, readers)
     }
 
     /// Takes the session away (the device is going): the caller stops it.
@@ -644,19 +741,34 @@ fn config<S: Source, L: SessionLock<S>>(
         .reader()
         .read_slice(&mut buf)?;
     let config = Config::decode(&buf).map_err(uapi_err)?;
-    let old = lock.with(|sh| -> Result<Option<Arc<S>>> {
-        if let Some(s) = &sh.session {
-            if sh.owner != id || s.output().running() {
-                return Err(EBUSY);
-            }
-        }
-        // Allocate everything now, outside any atomic context.
-        let new = S::configure(dev, config)?;
-        sh.owner = id;
-        Ok(sh.session.replace(new))
+    // May file `id` configure? Checked again when the new session goes in.
+    let may = |sh: &Sessions<S>| match &sh.session {
+        Some(s) if sh.owner != id || s.output().running() => Err(EBUSY),
+        _ => Ok(()),
+    };
+    let readers = lock.with(|sh| {
+        may(sh)?;
+        sh.readers.clone().ok_or(ENODEV)
     })?;
-    if let Some(old) = old {
-        old.stop(uapi::STOP_USER);
+    // Everything is allocated now, outside the device's lock (a large ring
+    // takes a while) and outside any atomic context.
+    let new = S::configure(dev, config, readers)?;
+    let swapped = lock.with(|sh| match may(sh) {
+        Ok(()) => {
+            sh.owner = id;
+            Ok(sh.session.replace(new))
+        }
+        // Another file configured in the meantime: the new session goes,
+        // outside the lock.
+        Err(e) => Err((e, new)),
+    });
+    match swapped {
+        Ok(Some(old)) => old.stop(uapi::STOP_USER),
+        Ok(None) => {}
+        Err((e, new)) => {
+            new.stop(uapi::STOP_USER);
+            return Err(e);
+        }
     }
     Ok(0)
 }
@@ -686,15 +798,20 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             owned(lock, id)?.output().reset();
             Ok(0)
         }
-        ioc::STATUS => {
+        ioc::STATUS | ioc::STATUS_V1 => {
             let st = session(lock)
                 .map(|s| s.output().status())
                 .unwrap_or_default();
             let mut buf = [0u8; uapi::STATUS_SIZE];
-            st.encode(&mut buf);
-            UserSlice::new(UserPtr::from_addr(arg), buf.len())
+            let len = if cmd == ioc::STATUS_V1 {
+                uapi::STATUS_SIZE_V1
+            } else {
+                uapi::STATUS_SIZE
+            };
+            st.encode(&mut buf[..len]);
+            UserSlice::new(UserPtr::from_addr(arg), len)
                 .writer()
-                .write_slice(&buf)?;
+                .write_slice(&buf[..len])?;
             Ok(0)
         }
         ioc::STATS => session(lock).ok_or(EINVAL)?.output().ioctl_stats(arg),
@@ -751,36 +868,19 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
         Ok(s)
     })?;
     let out = session.output();
-    let _serial = out.read_lock.lock();
     let mut woken = false;
     loop {
-        let seen = out.generation();
-        let mut n = 0;
-        let mut buf = [0u8; uapi::RECORD_SIZE];
-        'fill: while iov.len() >= uapi::RECORD_SIZE {
-            let mut any = false;
-            for chan in out.chans.iter() {
-                if iov.len() < uapi::RECORD_SIZE {
-                    break 'fill;
-                }
-                // SAFETY: `read_lock` makes this the only consumer.
-                if let Some(mut rec) = unsafe { chan.ring.pop() } {
-                    if woken {
-                        session.woken(chan, &mut rec);
-                        woken = false;
-                    }
-                    rec.encode(&mut buf);
-                    if iov.copy_to_iter(&buf) != buf.len() {
-                        return if n > 0 { Ok(n) } else { Err(EFAULT) };
-                    }
-                    n += buf.len();
-                    any = true;
-                }
-            }
-            if !any {
-                break;
-            }
-        }
+        let seen = out.readers.generation();
+        let n = {
+            // A second reader of the same file waits here only while the
+            // first takes records, never while it sleeps for more.
+            let _serial = if nonblock {
+                out.read_lock.try_lock().ok_or(EAGAIN)?
+            } else {
+                out.read_lock.lock()
+            };
+            fill(&*session, out, &mut woken, iov)?
+        };
         if n > 0 {
             return Ok(n);
         }
@@ -792,11 +892,59 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
         if nonblock {
             return Err(EAGAIN);
         }
-        if out.wait_readable(seen) {
+        if out.readers.wait(seen) {
             return Err(ERESTARTSYS);
         }
         woken = true;
     }
+}
+
+/// Moves whole records from the rings to `iov`, round robin over the
+/// channels; the byte count. A record whose copy faults stays in its ring
+/// (neither delivered nor dropped): `EFAULT` if it was the first.
+///
+/// The caller holds `out.read_lock`.
+fn fill<S: Source>(
+    session: &S,
+    out: &Output,
+    woken: &mut bool,
+    iov: &mut IovIterDest<'_>,
+) -> Result<usize> {
+    let mut n = 0;
+    let mut buf = [0u8; uapi::RECORD_SIZE];
+    while iov.len() >= uapi::RECORD_SIZE {
+        let mut any = false;
+        for chan in out.chans.iter() {
+            if iov.len() < uapi::RECORD_SIZE {
+                break;
+            }
+            let mut faulted = false;
+            // SAFETY: `read_lock`, held by the caller, makes this the only
+            // consumer.
+            let taken = unsafe {
+                chan.ring.pop_if(|mut rec| {
+                    if *woken {
+                        session.woken(chan, &mut rec);
+                        *woken = false;
+                    }
+                    rec.encode(&mut buf);
+                    faulted = iov.copy_to_iter(&buf) != buf.len();
+                    !faulted
+                })
+            };
+            if faulted {
+                return if n > 0 { Ok(n) } else { Err(EFAULT) };
+            }
+            if taken.is_some() {
+                n += buf.len();
+                any = true;
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    Ok(n)
 }
 
 /// `poll()`: readable when a ring has records, readable and hung up when
@@ -806,11 +954,17 @@ pub(crate) fn poll<S: Source, L: SessionLock<S>>(
     file: &File,
     table: &PollTable<'_>,
 ) -> c_uint {
-    let Some(session) = session(lock) else {
+    let (session, readers) = lock.with(|sh| (sh.session.clone(), sh.readers.clone()));
+    let Some(readers) = readers else {
+        return rfile::POLL_HUP | rfile::POLL_ERR;
+    };
+    // The device's queue, not the session's: a poller stays queued on it
+    // until poll() returns, whatever happens to the session meanwhile.
+    table.register_wait(file, &readers.readable);
+    let Some(session) = session else {
         return rfile::POLL_HUP;
     };
     let out = session.output();
-    table.register_wait(file, &out.readable);
     let mut mask = 0;
     if out.chans.iter().any(|c| !c.ring.is_empty()) {
         mask |= rfile::POLL_READABLE;

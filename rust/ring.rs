@@ -14,23 +14,34 @@
 mod core_ring;
 
 pub(crate) use core_ring::{
+    wake_batch,
     Ring,
     Slot, //
 };
 
-use kernel::prelude::*;
+use kernel::{
+    alloc::flags::{
+        GFP_KERNEL_ACCOUNT,
+        __GFP_NOWARN, //
+    },
+    prelude::*, //
+};
 
-/// A ring stored in a `KVec`.
-pub(crate) type KRing<T> = Ring<T, KVec<Slot<T>>>;
+/// A ring stored in vmalloc'd memory (a large ring needs no contiguous
+/// pages).
+pub(crate) type KRing<T> = Ring<T, VVec<Slot<T>>>;
 
-/// Allocates a ring of `capacity` records (a non-zero power of two). Sleeps.
+/// Allocates a ring of `capacity` records (a non-zero power of two). Sleeps;
+/// `ENOMEM`, without a page-allocator warning, when the memory is not there
+/// (the size is chosen by user space).
 pub(crate) fn new_kring<T: Copy>(capacity: usize) -> Result<KRing<T>> {
     if capacity == 0 || !capacity.is_power_of_two() {
         return Err(EINVAL);
     }
-    let mut slots = KVec::with_capacity(capacity, GFP_KERNEL)?;
+    let flags = GFP_KERNEL_ACCOUNT | __GFP_NOWARN;
+    let mut slots = VVec::with_capacity(capacity, flags)?;
     for _ in 0..capacity {
-        slots.push(Slot::new(), GFP_KERNEL)?;
+        slots.push(Slot::new(), flags)?;
     }
     Ring::new(slots).map_err(|_| EINVAL)
 }

@@ -30,6 +30,9 @@ enum rtlat_stage {
 #define RTLAT_PRIORITY_DEFAULT	95
 #define RTLAT_RING_DEFAULT	4096
 #define RTLAT_RING_MAX		(1U << 20)
+/* Largest total ring memory of one session (CPUs x ring_records x 64 bytes);
+ * more is refused with ENOMEM. */
+#define RTLAT_RING_TOTAL_MAX_BYTES	(64ULL << 20)
 
 #define RTLAT_CFG_TRACING_OFF	(1U << 0)	/* tracing_off() on threshold */
 
@@ -51,6 +54,9 @@ struct rtlat_config {
 #define RTLAT_REC_IDLE		(1U << 2)	/* CPU was idle at the IRQ */
 #define RTLAT_REC_THRESHOLD	(1U << 3)	/* this activation tripped */
 #define RTLAT_REC_NO_THREAD	(1U << 4)	/* thread stage not measured */
+#define RTLAT_REC_NO_WAITER	(1U << 5)	/* user stage on, no waiter was
+						 * blocked: the kernel thread
+						 * recorded it */
 
 /* One timer activation; read() returns whole records. */
 struct rtlat_record {
@@ -93,7 +99,12 @@ struct rtlat_status {
 	__u64 delivered;
 	__u64 dropped;
 	__u64 missed;
+	/* Since size 176: CPUs whose latest activation found no user waiter. */
+	__u64 unattended[RTLAT_CPU_WORDS];
 };
+/* The first layout (without unattended); RTLAT_IOC_STATUS of programs built
+ * against it still works and gets that many bytes. */
+#define RTLAT_STATUS_SIZE_V1	144
 
 /* Histogram layout: see lib/rtcore/src/hist.rs (log-linear, 64 per octave). */
 #define RTLAT_HIST_SUB_BITS	6

@@ -51,6 +51,22 @@ impl<T> Default for Slot<T> {
     }
 }
 
+/// Readers of a ring are woken in batches of this many records ...
+pub const WAKE_BATCH: usize = 64;
+
+/// ... or, for a ring too small to hold two batches, when it is half full:
+/// the record count at which a consumer of a ring of `capacity` records is
+/// woken, so that it is woken before the ring is full.
+pub const fn wake_batch(capacity: usize) -> usize {
+    let half = capacity / 2;
+    let b = if half < WAKE_BATCH { half } else { WAKE_BATCH };
+    if b == 0 {
+        1
+    } else {
+        b
+    }
+}
+
 /// Counters of a ring, read without stopping it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RingCounters {
@@ -153,6 +169,20 @@ impl<T: Copy, S: Deref<Target = [Slot<T>]>> Ring<T, S> {
     /// (single consumer).
     #[inline]
     pub unsafe fn pop(&self) -> Option<T> {
+        // SAFETY: The caller guarantees we are the only consumer.
+        unsafe { self.pop_if(|_| true) }
+    }
+
+    /// Takes the oldest record if `deliver` accepts it: `deliver` gets a copy
+    /// and returns whether it reached its destination. A record it refuses
+    /// (a copy to user space that faulted) stays the oldest, neither
+    /// delivered nor dropped, for the next call.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::pop`] (single consumer).
+    #[inline]
+    pub unsafe fn pop_if(&self, deliver: impl FnOnce(T) -> bool) -> Option<T> {
         let tail = self.tail.load(Ordering::Relaxed);
         let head = self.head.load(Ordering::Acquire);
         if head == tail {
@@ -161,8 +191,12 @@ impl<T: Copy, S: Deref<Target = [Slot<T>]>> Ring<T, S> {
         let slot = &self.slots[tail & self.mask];
         // SAFETY: `tail != head`, so by the type invariant the slot holds an
         // initialised record that the producer does not touch until `tail`
-        // moves past it; the caller guarantees we are the only consumer.
+        // moves past it; the caller guarantees we are the only consumer. `T`
+        // is `Copy`: reading leaves the slot initialised if we do not move on.
         let rec = unsafe { (*slot.0.get()).assume_init_read() };
+        if !deliver(rec) {
+            return None;
+        }
         self.tail.store(tail.wrapping_add(1), Ordering::Release);
         self.delivered.fetch_add(1, Ordering::Relaxed);
         Some(rec)
@@ -224,6 +258,38 @@ mod tests {
             }
         );
         assert_eq!(c.produced, c.delivered + c.dropped + r.len() as u64);
+    }
+
+    #[test]
+    fn small_rings_are_woken_before_they_are_full() {
+        assert_eq!(wake_batch(4096), WAKE_BATCH);
+        assert_eq!(wake_batch(128), 64);
+        assert_eq!(wake_batch(64), 32);
+        assert_eq!(wake_batch(16), 8);
+        assert_eq!(wake_batch(2), 1);
+        assert_eq!(wake_batch(1), 1);
+        for c in (0..21).map(|k| 1usize << k) {
+            assert!(wake_batch(c) >= 1 && wake_batch(c) <= c);
+        }
+    }
+
+    #[test]
+    fn refused_delivery_keeps_the_record() {
+        let r = Ring::new(storage(4)).unwrap();
+        // SAFETY: Single thread: one producer and one consumer.
+        unsafe {
+            r.push(1);
+            r.push(2);
+            // A copy that failed: the record stays first, nothing is counted.
+            assert_eq!(r.pop_if(|_| false), None);
+            assert_eq!(r.len(), 2);
+            assert_eq!(r.counters().delivered, 0);
+            assert_eq!(r.pop_if(|v| v == 1), Some(1));
+            assert_eq!(r.pop(), Some(2));
+            assert_eq!(r.pop_if(|_| true), None);
+        }
+        let c = r.counters();
+        assert_eq!((c.produced, c.delivered, c.dropped), (2, 2, 0));
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub const PRIORITY_DEFAULT: u32 = 95;
 pub const RING_DEFAULT: u32 = 4096;
 /// Largest ring.
 pub const RING_MAX: u32 = 1 << 20;
+/// Largest total of ring memory of one session (all CPUs), bytes: a
+/// configuration asking for more is refused with `ENOMEM`.
+pub const RING_TOTAL_MAX_BYTES: u64 = 64 << 20;
 
 /// Config flag: call `tracing_off()` when a threshold is exceeded.
 pub const CFG_TRACING_OFF: u32 = 1;
@@ -58,6 +61,9 @@ pub const REC_IDLE: u32 = 1 << 2;
 pub const REC_THRESHOLD: u32 = 1 << 3;
 /// Record flag: the thread stage was not measured (an irq-only session).
 pub const REC_NO_THREAD: u32 = 1 << 4;
+/// Record flag: a user-stage session's activation that found no user waiter
+/// blocked in `USER_WAIT` on its CPU; the kernel thread recorded it.
+pub const REC_NO_WAITER: u32 = 1 << 5;
 
 /// Session states.
 pub const STATE_IDLE: u32 = 0;
@@ -83,7 +89,10 @@ pub const CONFIG_SIZE: usize = 8 + 8 + 8 * CPU_WORDS + 4 + 4 + 8 * NR_STAGES + 4
 /// Byte size of [`Record`].
 pub const RECORD_SIZE: usize = 64;
 /// Byte size of [`Status`].
-pub const STATUS_SIZE: usize =
+pub const STATUS_SIZE: usize = STATUS_SIZE_V1 + 8 * CPU_WORDS;
+/// Byte size of the first [`Status`] (without `unattended`), which the
+/// kernel still answers for programs built against it.
+pub const STATUS_SIZE_V1: usize =
     8 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 8 * CPU_WORDS + 8 * CPU_WORDS + 8 * 4;
 /// Byte size of [`Stats`] (without the buckets, which go to `buckets_ptr`).
 pub const STATS_SIZE: usize = 8 + 4 + 4 + 8 + 4 + 4 + 8 * 10 + 8 * 7;
@@ -373,13 +382,20 @@ pub struct Status {
     pub dropped: u64,
     /// Missed periods.
     pub missed: u64,
+    /// CPUs of a user-stage session whose latest activation found no user
+    /// waiter (recorded with [`REC_NO_WAITER`] by the kernel thread).
+    pub unattended: [u64; CPU_WORDS],
 }
 
 impl Status {
-    /// Encodes into `b`.
-    pub fn encode(&self, b: &mut [u8; STATUS_SIZE]) {
+    /// Encodes into `b`, which is [`STATUS_SIZE`] or [`STATUS_SIZE_V1`]
+    /// bytes long (the older layout, for the older ioctl); the size field
+    /// says which.
+    pub fn encode(&self, b: &mut [u8]) {
+        let size = b.len();
+        debug_assert!(size == STATUS_SIZE || size == STATUS_SIZE_V1);
         let mut w = Wr { b, at: 0 };
-        w.u32(STATUS_SIZE as u32);
+        w.u32(size as u32);
         w.u32(VERSION);
         w.u32(self.state);
         w.u32(self.stop_reason);
@@ -398,11 +414,18 @@ impl Status {
         w.u64(self.delivered);
         w.u64(self.dropped);
         w.u64(self.missed);
+        if size == STATUS_SIZE {
+            for &c in self.unattended.iter() {
+                w.u64(c);
+            }
+        }
     }
 
-    /// Decodes a status.
+    /// Decodes a status of either layout (the older one has no
+    /// `unattended`).
     pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
-        let mut r = header(b, STATUS_SIZE)?;
+        let v1 = b.len() == STATUS_SIZE_V1;
+        let mut r = header(b, if v1 { STATUS_SIZE_V1 } else { STATUS_SIZE })?;
         let mut s = Status {
             state: r.u32(),
             stop_reason: r.u32(),
@@ -423,6 +446,11 @@ impl Status {
         s.delivered = r.u64();
         s.dropped = r.u64();
         s.missed = r.u64();
+        if !v1 {
+            for c in s.unattended.iter_mut() {
+                *c = r.u64();
+            }
+        }
         Ok(s)
     }
 }
@@ -564,6 +592,8 @@ pub mod ioc {
     pub const STOP: u32 = ioc(0, 3, 0);
     /// `_IOR(0xb7, 4, struct rtlat_status)`.
     pub const STATUS: u32 = ioc(R, 4, STATUS_SIZE);
+    /// The same ioctl with the first layout of `struct rtlat_status`.
+    pub const STATUS_V1: u32 = ioc(R, 4, STATUS_SIZE_V1);
     /// `_IOWR(0xb7, 5, struct rtlat_stats)`.
     pub const STATS: u32 = ioc(R | W, 5, STATS_SIZE);
     /// `_IO(0xb7, 6)`: reset statistics, keep sampling.
@@ -581,7 +611,8 @@ mod tests {
     fn sizes_are_what_the_header_says() {
         assert_eq!(CONFIG_SIZE, 96);
         assert_eq!(RECORD_SIZE, 64);
-        assert_eq!(STATUS_SIZE, 144);
+        assert_eq!(STATUS_SIZE_V1, 144);
+        assert_eq!(STATUS_SIZE, 176);
         assert_eq!(STATS_SIZE, 168);
         assert_eq!(ioc::START, 0xb702);
         assert_eq!(ioc::CONFIG, 0x4060_b701);
@@ -653,11 +684,20 @@ mod tests {
             produced: 9,
             delivered: 7,
             dropped: 2,
+            unattended: [0b10, 0, 0, 1],
             ..Default::default()
         };
         let mut b = [0u8; STATUS_SIZE];
         s.encode(&mut b);
         assert_eq!(Status::decode(&b), Ok(s));
+        // The first layout: everything but `unattended`, its own size field.
+        let mut b1 = [0u8; STATUS_SIZE_V1];
+        s.encode(&mut b1);
+        assert_eq!(b1[..4], (STATUS_SIZE_V1 as u32).to_ne_bytes());
+        assert_eq!(b1[8..], b[8..STATUS_SIZE_V1]);
+        let old = Status::decode(&b1).unwrap();
+        assert_eq!(old.unattended, [0; CPU_WORDS]);
+        assert_eq!(old.produced, 9);
         let st = Stats {
             cpu: 1,
             stage: 2,
