@@ -445,29 +445,13 @@ impl Source for Session {
     fn configure(_dev: &(), config: Config, readers: Arc<Readers>) -> Result<Arc<Self>> {
         // No CPU comes or goes (and no hotplug callback runs) meanwhile.
         let _hp = HotplugReadGuard::new();
-        let nr = kernel::cpu::nr_cpu_ids();
-        let explicit = config.cpus.iter().any(|&w| w != 0);
+        let set = config
+            .cpu_set(kernel::cpu::nr_cpu_ids(), preempt::cpu_online)
+            .map_err(measure::uapi_err)?;
         let mut ids = KVec::new();
-        if explicit {
-            for cpu in 0..uapi::MAX_CPUS as u32 {
-                if config.has_cpu(cpu as usize) {
-                    // A CPU that does not exist or is offline: refused.
-                    if cpu >= nr || !preempt::cpu_online(cpu) {
-                        return Err(EINVAL);
-                    }
-                    ids.push(cpu, GFP_KERNEL)?;
-                }
-            }
-        } else {
-            // Every CPU online now; one the UAPI cannot name is an error,
-            // not silently left out.
-            for cpu in 0..nr {
-                if preempt::cpu_online(cpu) {
-                    if cpu >= uapi::MAX_CPUS as u32 {
-                        return Err(E2BIG);
-                    }
-                    ids.push(cpu, GFP_KERNEL)?;
-                }
+        for cpu in 0..uapi::MAX_CPUS as u32 {
+            if set[cpu as usize / 64] & (1 << (cpu % 64)) != 0 {
+                ids.push(cpu, GFP_KERNEL)?;
             }
         }
         measure::check_ring_budget(ids.len(), &config)?;

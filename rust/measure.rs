@@ -619,9 +619,10 @@ impl Output {
     }
 }
 
-fn uapi_err(e: UapiError) -> Error {
+pub(crate) fn uapi_err(e: UapiError) -> Error {
     match e {
         UapiError::Size | UapiError::Version | UapiError::Invalid => EINVAL,
+        UapiError::TooManyCpus => E2BIG,
     }
 }
 

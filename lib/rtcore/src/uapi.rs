@@ -106,6 +106,8 @@ pub enum UapiError {
     Version,
     /// A field is out of range.
     Invalid,
+    /// "Every online CPU" includes CPUs beyond [`MAX_CPUS`].
+    TooManyCpus,
 }
 
 struct Rd<'a> {
@@ -260,6 +262,38 @@ impl Config {
         }
         w.u32(self.flags);
         w.u32(self.ring_records);
+    }
+
+    /// The CPUs a session of this config samples, as a bitmap: the set
+    /// given, or every CPU `online` says is online if the set is empty.
+    /// `nr_cpu_ids` CPUs exist. A CPU of the set that does not exist or is
+    /// offline is [`UapiError::Invalid`]; an online CPU the UAPI cannot name
+    /// (at or beyond [`MAX_CPUS`]) while the set says "every online CPU" is
+    /// [`UapiError::TooManyCpus`], not silently left out.
+    pub fn cpu_set(
+        &self,
+        nr_cpu_ids: u32,
+        online: impl Fn(u32) -> bool,
+    ) -> Result<[u64; CPU_WORDS], UapiError> {
+        if self.cpus.iter().any(|&w| w != 0) {
+            for cpu in 0..MAX_CPUS as u32 {
+                if self.has_cpu(cpu as usize) && (cpu >= nr_cpu_ids || !online(cpu)) {
+                    return Err(UapiError::Invalid);
+                }
+            }
+            return Ok(self.cpus);
+        }
+        let mut set = [0u64; CPU_WORDS];
+        for cpu in (0..nr_cpu_ids).filter(|&c| online(c)) {
+            if cpu as usize >= MAX_CPUS {
+                return Err(UapiError::TooManyCpus);
+            }
+            set[cpu as usize / 64] |= 1 << (cpu % 64);
+        }
+        if set.iter().all(|&w| w == 0) {
+            return Err(UapiError::Invalid);
+        }
+        Ok(set)
     }
 
     /// True if CPU `cpu` is in the set (an empty set means all).
@@ -616,6 +650,25 @@ mod tests {
         assert_eq!(STATS_SIZE, 168);
         assert_eq!(ioc::START, 0xb702);
         assert_eq!(ioc::CONFIG, 0x4060_b701);
+    }
+
+    #[test]
+    fn cpu_sets() {
+        let all = |_| true;
+        let mut c = Config::default();
+        // Empty: every online CPU, also with CPU 1 offline.
+        assert_eq!(c.cpu_set(4, |cpu| cpu != 1), Ok([0b1101, 0, 0, 0]));
+        assert_eq!(c.cpu_set(256, all), Ok([!0; CPU_WORDS]));
+        // More online CPUs than the UAPI names: an error, not 256 of them.
+        assert_eq!(c.cpu_set(300, all), Err(UapiError::TooManyCpus));
+        assert_eq!(c.cpu_set(300, |cpu| cpu < 256), Ok([!0; CPU_WORDS]));
+        assert_eq!(c.cpu_set(4, |_| false), Err(UapiError::Invalid));
+        // Given: each CPU must exist and be online.
+        c.cpus[0] = 0b101;
+        assert_eq!(c.cpu_set(4, all), Ok([0b101, 0, 0, 0]));
+        assert_eq!(c.cpu_set(2, all), Err(UapiError::Invalid));
+        assert_eq!(c.cpu_set(4, |cpu| cpu != 2), Err(UapiError::Invalid));
+        assert_eq!(c.cpu_set(300, all), Ok([0b101, 0, 0, 0]));
     }
 
     #[test]
