@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! CPU hotplug notifications.
+//! CPU hotplug notifications, and holding hotplug off.
 //!
 //! [`Registration<H>`] calls [`CpuHotplug::offline`] on every CPU that goes
 //! down while it exists (in task context, on that CPU, before it leaves), so
 //! per-CPU work there can be stopped cleanly: cancel its pinned timers, stop
-//! re-arming, let its bound thread finish.
+//! re-arming, let its bound thread finish. [`HotplugReadGuard`] keeps the
+//! online CPUs as they are while a session picks its CPUs and starts their
+//! threads, so that none is taken in the window after its teardown callback
+//! ran.
 
 use core::marker::PhantomData;
 

@@ -10,7 +10,8 @@
 //! - [`preempt`]: preemption and migration guards;
 //! - [`percpu`]: per-CPU storage with access pinned to a CPU;
 //! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
-//! - [`cpuhp`]: CPU hotplug notifications;
+//! - [`cpuhp`]: CPU hotplug notifications, and holding hotplug off while a
+//!   session picks and starts its CPUs;
 //! - [`ring`]: the lock-free record ring for hard-IRQ producers;
 //! - [`sync`]: sleeping locks that can only be taken with a
 //!   [`context::Sleepable`] token;
