@@ -1000,8 +1000,20 @@ fn finish(o: &Outcome, text: String) -> ExitCode {
     }
 }
 
+/// Exit status of a command line clap refused: 1 as for any other error (2
+/// says a threshold was exceeded), 0 for --help and --version.
+fn usage_exit(e: &clap::Error) -> u8 {
+    u8::from(e.use_stderr())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(usage_exit(&e));
+        }
+    };
     let result = match &cli.cmd {
         Cmd::Run(c) => measure(c, true).map(|o| {
             let t = summary_run(&o, c);
@@ -1171,6 +1183,21 @@ mod tests {
             assert!(parse_warm_up(bad).is_err(), "{bad}");
         }
         assert!(parse_duration("1e300h").is_err());
+    }
+
+    #[test]
+    fn refused_command_lines_exit_1() {
+        let exit = |args: &[&str]| match Cli::try_parse_from(args) {
+            Ok(_) => None,
+            Err(e) => Some(usage_exit(&e)),
+        };
+        assert_eq!(exit(&["rtlat", "run", "--warm-up=-1"]), Some(1));
+        assert_eq!(exit(&["rtlat", "run", "--period", "10"]), Some(1));
+        assert_eq!(exit(&["rtlat", "run", "--threshold", "irq"]), Some(1));
+        assert_eq!(exit(&["rtlat", "frobnicate"]), Some(1));
+        assert_eq!(exit(&["rtlat", "--help"]), Some(0));
+        assert_eq!(exit(&["rtlat", "--version"]), Some(0));
+        assert_eq!(exit(&["rtlat", "run", "--warm-up", "2s"]), None);
     }
 
     fn rec(cpu: u32, expected_ns: u64, thread: i64) -> uapi::Record {
