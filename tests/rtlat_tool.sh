@@ -4,17 +4,47 @@
 # The rtlat command-line tool in the guest: each mode runs, the JSON report
 # is valid and consistent with the module's statistics, the SVG is produced
 # and well-formed, a forced threshold exits 2, a missing module exits 1 with
-# a message saying how to load it.
+# a message saying how to load it; --warm-up reports only the measured part.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
 . "$DIR/rtrs_lib.sh"
 
+# Pass or fail test $1 by the command that follows, run with its arguments as
+# given. (ktap_test_result runs an unquoted $@: a quoted argument with a space,
+# a grep pattern, splits into words, and the check tests something else.)
+check()
+{
+	desc=$1
+	shift
+	if "$@"; then
+		ktap_test_pass "$desc"
+	else
+		ktap_test_fail "$desc"
+	fi
+}
+
+# True if the JSON report $2 has stage $1 for some CPU, with samples.
+has_stage()
+{
+	grep -A1 "^ *\"$1\": {\$" "$2" | grep -qE '"count": [1-9]'
+}
+
+# Seconds from uptime $2 to the earliest activation JSON report $1 names
+# (each stage's maximum: its expected time on CLOCK_MONOTONIC, which is
+# /proc/uptime's clock without suspend), or nothing.
+earliest()
+{
+	sed -n 's/^ *"max_time_ns": \([0-9]*\),$/\1/p' "$1" 2>/dev/null | awk -v t0="$2" '
+		$1 > 0 && (m == "" || $1 + 0 < m + 0) { m = $1 }
+		END { if (m != "") printf "%.2f\n", m / 1e9 - t0 }'
+}
+
 rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 15
+ktap_set_plan 18
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -27,13 +57,23 @@ else
 	ktap_test_fail "missing module: exit 1 with advice"
 fi
 
+# Exit status 2 is a threshold trip: a refused command line is an error (1).
+rtlat run --period 10 >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "not in 50" "$tmp/out"; then
+	ktap_test_pass "bad argument: exit 1 with the reason"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
+	ktap_test_fail "bad argument: exit 1 with the reason"
+fi
+
 insmod "$mod"
 rtlat run --duration 2s -q --json "$tmp/run.json" --svg "$tmp/run.svg" >"$tmp/out" 2>&1
 rc=$?
 ktap_print_msg "$(head -3 "$tmp/out")"
-ktap_test_result "run: exit 0" [ $rc = 0 ]
+check "run: exit 0" [ $rc = 0 ]
 # cyclictest's T: line, with the measuring thread's tid (rtlat/0).
-ktap_test_result "run: cyclictest-shaped summary with the thread's tid" grep -qE '^T: 0 \( *[1-9][0-9]*\)' "$tmp/out"
+check "run: cyclictest-shaped summary with the thread's tid" grep -qE '^T: 0 \( *[1-9][0-9]*\)' "$tmp/out"
 if rtlat check-json "$tmp/run.json" >"$tmp/chk" 2>&1; then
 	ktap_test_pass "run: JSON valid and consistent"
 else
@@ -48,9 +88,9 @@ fi
 
 rtlat run --user --duration 2s -q --json "$tmp/user.json" >"$tmp/out" 2>&1
 rc=$?
-ktap_test_result "run --user: exit 0" [ $rc = 0 ]
-if rtlat check-json "$tmp/user.json" >"$tmp/chk" 2>&1 && grep -q '"user"' "$tmp/user.json" &&
-	grep -q '"response"' "$tmp/user.json"; then
+check "run --user: exit 0" [ $rc = 0 ]
+if rtlat check-json "$tmp/user.json" >"$tmp/chk" 2>&1 && has_stage user "$tmp/user.json" &&
+	has_stage response "$tmp/user.json"; then
 	ktap_test_pass "run --user: user and response stages reported"
 else
 	ktap_print_msg "$(cat "$tmp/chk")"
@@ -59,8 +99,8 @@ fi
 
 rtlat run --stages irq --period 200 --duration 2s -q --json "$tmp/irq.json" >"$tmp/out" 2>&1
 rc=$?
-if [ $rc = 0 ] && grep -q '^T: 0 (' "$tmp/out" && rtlat check-json "$tmp/irq.json" >"$tmp/chk" 2>&1 && grep -q '"irq"' "$tmp/irq.json" &&
-	! grep -q '"thread"' "$tmp/irq.json"; then
+if [ $rc = 0 ] && grep -q '^T: 0 (' "$tmp/out" && rtlat check-json "$tmp/irq.json" >"$tmp/chk" 2>&1 &&
+	has_stage irq "$tmp/irq.json" && ! grep -q '"thread"' "$tmp/irq.json"; then
 	ktap_test_pass "run --stages irq: irq stage only, valid JSON"
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out" "$tmp/chk")"
@@ -88,19 +128,54 @@ fi
 rtlat run --duration 20s --threshold thread=1 -q --json "$tmp/trip.json" >"$tmp/out" 2>&1
 rc=$?
 ktap_print_msg "$(grep threshold "$tmp/out")"
-ktap_test_result "threshold exceeded: exit 2" [ $rc = 2 ]
-ktap_test_result "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
+check "threshold exceeded: exit 2" [ $rc = 2 ]
+check "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
 
 rtlat run --user --duration 20s --threshold user=1 -q >"$tmp/out" 2>&1
 rc=$?
-ktap_test_result "user threshold exceeded: exit 2" [ $rc = 2 ]
+check "user threshold exceeded: exit 2" [ $rc = 2 ]
 
 rtlat run --duration 1s --cpus 999 -q >"$tmp/out" 2>&1
 rc=$?
 if [ $rc = 1 ] && grep -q "not online" "$tmp/out"; then
 	ktap_test_pass "offline CPU refused: exit 1"
 else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
 	ktap_test_fail "offline CPU refused: exit 1"
+fi
+
+# --warm-up: a session of its own before the measured one, so the report's
+# counters (produced, delivered, dropped, samples) agree, and what it reports
+# (the time of each stage's maximum, on the clock of /proc/uptime) comes
+# after the warm-up.
+t0=$(cut -d' ' -f1 /proc/uptime)
+rtlat run --warm-up 1 --duration 3s -q --json "$tmp/warm.json" --svg "$tmp/warm.svg" >"$tmp/out" 2>&1
+rc=$?
+e=$(earliest "$tmp/warm.json" "$t0")
+ktap_print_msg "warm-up 1 s: first activation reported ${e:-?} s after the start"
+if [ $rc = 0 ] && rtlat check-json "$tmp/warm.json" >"$tmp/chk" 2>&1 &&
+	grep -q '"warm_up_s": 1\.0,' "$tmp/warm.json" && has_stage thread "$tmp/warm.json" &&
+	awk -v e="$e" 'BEGIN { exit !(e != "" && e >= 1) }'; then
+	ktap_test_pass "run --warm-up: only the measured part, JSON valid and consistent"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out" "$tmp/chk")"
+	ktap_test_fail "run --warm-up: only the measured part, JSON valid and consistent"
+fi
+# A threshold every activation exceeds is armed only after the warm-up: the
+# run trips in the measured session, at its first activation, 5 s or more
+# after the start (armed during the warm-up, it trips at once).
+t0=$(cut -d' ' -f1 /proc/uptime)
+rtlat run --warm-up 5 --duration 20s --threshold thread=1 -q --json "$tmp/warmtrip.json" >"$tmp/out" 2>&1
+rc=$?
+e=$(earliest "$tmp/warmtrip.json" "$t0")
+ktap_print_msg "warm-up 5 s: tripped ${e:-?} s after the start"
+if [ $rc = 2 ] && grep -q '"reason": "threshold"' "$tmp/warmtrip.json" &&
+	rtlat check-json "$tmp/warmtrip.json" >"$tmp/chk" 2>&1 &&
+	awk -v e="$e" 'BEGIN { exit !(e != "" && e >= 5) }'; then
+	ktap_test_pass "run --warm-up: thresholds armed only after it"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out" "$tmp/chk" 2>/dev/null)"
+	ktap_test_fail "run --warm-up: thresholds armed only after it"
 fi
 rmmod rtlat
 
@@ -116,7 +191,7 @@ if ko=$(rtrs_module rtedu); then
 		rtlat run --device /dev/rtedu0 --duration 2s -q --json "$tmp/edu.json" >"$tmp/out" 2>&1
 		rc=$?
 		if [ $rc = 0 ] && rtlat check-json "$tmp/edu.json" >"$tmp/chk" 2>&1 &&
-			grep -q '"thread"' "$tmp/edu.json"; then
+			has_stage thread "$tmp/edu.json"; then
 			ktap_test_pass "run --device /dev/rtedu0: device-interrupt latency reported"
 		else
 			cat "$tmp/out" "$tmp/chk" 2>/dev/null | sed 's/^/# /'

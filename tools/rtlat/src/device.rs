@@ -97,11 +97,6 @@ impl Device {
         ioctl(self.fd(), ioc::STOP, std::ptr::null_mut())
     }
 
-    /// Resets the statistics.
-    pub fn reset(&self) -> io::Result<()> {
-        ioctl(self.fd(), ioc::RESET, std::ptr::null_mut())
-    }
-
     /// Statistics and histogram of one CPU and stage.
     pub fn stats(&self, cpu: u32, stage: usize) -> io::Result<(Stats, Vec<u64>)> {
         let mut buckets = vec![0u64; hist::BUCKETS];

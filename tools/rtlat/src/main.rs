@@ -129,9 +129,10 @@ struct Common {
     /// With a threshold: call tracing_off() so a trace running alongside keeps the culprit.
     #[arg(long)]
     tracing_off: bool,
-    /// Discard the statistics of the first SECONDS.
-    #[arg(long, default_value_t = 0.0)]
-    warm_up: f64,
+    /// Warm up first for this long (e.g. 5 or 5s): a session of its own, without thresholds,
+    /// whose records and statistics are discarded; --duration is then measured after it.
+    #[arg(long, default_value = "0", value_parser = parse_warm_up)]
+    warm_up: Duration,
     /// Print nanoseconds instead of microseconds.
     #[arg(long)]
     ns: bool,
@@ -181,7 +182,15 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     if v.is_nan() || v <= 0.0 {
         return Err(format!("bad duration '{s}'"));
     }
-    Ok(Duration::from_secs_f64(v * mult))
+    Duration::try_from_secs_f64(v * mult).map_err(|_| format!("duration '{s}' is too long"))
+}
+
+/// `--warm-up`: a duration as for `--duration`, or 0 for none.
+fn parse_warm_up(s: &str) -> Result<Duration, String> {
+    if s.trim_end_matches(['s', 'm', 'h', 'd']).parse::<f64>() == Ok(0.0) {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(s)
 }
 
 fn stage_index(name: &str) -> Result<usize, String> {
@@ -253,9 +262,76 @@ struct Stream {
     /// Per CPU: the thread whose latency is the main stage (the kernel
     /// thread `rtlat/N`, or the user thread), for cyclictest's `T:` lines.
     tids: BTreeMap<u32, i32>,
+    /// Expected time of the session's first record: time 0 of the slots.
+    t0: Option<u64>,
 }
 
 const SLOT_NS: u64 = 100_000_000;
+
+impl Stream {
+    /// One record read from the device; `main` is the stage shown.
+    fn add(&mut self, r: &uapi::Record, main: usize) {
+        self.records += 1;
+        let v = r.lat_ns[main];
+        if v < 0 {
+            return;
+        }
+        let base = *self.t0.get_or_insert(r.expected_ns);
+        self.act.insert(r.cpu, v);
+        let slot = r.expected_ns.saturating_sub(base) / SLOT_NS;
+        let e = self
+            .slots
+            .entry(r.cpu)
+            .or_default()
+            .entry(slot)
+            .or_insert(0);
+        *e = (*e).max(v);
+    }
+}
+
+/// One session of a run on the device.
+#[derive(Debug, PartialEq)]
+struct Phase {
+    config: Config,
+    /// How long it runs; `None`: until Ctrl-C.
+    duration: Option<Duration>,
+    /// The warm-up: its records and statistics are discarded.
+    warm_up: bool,
+}
+
+/// The sessions of a run: with a warm-up, first a session of its own for
+/// `warm_up` (see [`warm_up_config`]), then the measured one with `config`
+/// for `duration`. The measured session is configured anew, so its
+/// statistics, ring counters, missed periods, records and time line cover
+/// only the measured part.
+fn phases(
+    config: &Config,
+    warm_up: Duration,
+    duration: Option<Duration>,
+) -> (Option<Phase>, Phase) {
+    let warm = (!warm_up.is_zero()).then(|| Phase {
+        config: warm_up_config(config),
+        duration: Some(warm_up),
+        warm_up: true,
+    });
+    let measured = Phase {
+        config: *config,
+        duration,
+        warm_up: false,
+    };
+    (warm, measured)
+}
+
+/// The warm-up session's settings: those of the run, without thresholds
+/// (a latency there is not a result, so it must not stop the run) and
+/// without `tracing_off`.
+fn warm_up_config(config: &Config) -> Config {
+    Config {
+        threshold_ns: [0; uapi::NR_STAGES],
+        flags: config.flags & !uapi::CFG_TRACING_OFF,
+        ..*config
+    }
+}
 
 fn now_epoch() -> f64 {
     SystemTime::now()
@@ -295,6 +371,173 @@ fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Configures a session on `dev`, with the errors a user needs.
+fn configure(dev: &Device, config: &Config, c: &Common) -> Result<(), String> {
+    dev.config(config).map_err(|e| match e.raw_os_error() {
+        Some(libc::EBUSY) => {
+            let h = holders(&c.device);
+            format!(
+                "{}: device busy: another session is configured or running{}",
+                c.device.display(),
+                if h.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (open by {})", h.join(", "))
+                }
+            )
+        }
+        Some(libc::EPERM) => format!(
+            "{}: CAP_SYS_NICE and CAP_SYS_ADMIN are needed to measure",
+            c.device.display()
+        ),
+        _ => format!("{}: configure: {e}", c.device.display()),
+    })
+}
+
+/// What every session of a run shares.
+struct Run<'a> {
+    dev: &'a Device,
+    cpus: &'a [u32],
+    stages: &'a [usize],
+    main_stage: usize,
+    user: bool,
+    c: &'a Common,
+    live_stages: bool,
+}
+
+/// A session that ended (and is stopped).
+struct Ended {
+    /// `duration`, `interrupted`, `threshold` or `error`.
+    reason: &'static str,
+    stream: Stream,
+    /// Wall-clock start and end, seconds since the epoch.
+    start_time: f64,
+    end_time: f64,
+}
+
+impl Run<'_> {
+    /// Starts the configured session, streams its records (and runs the user
+    /// threads) until `phase.duration`, Ctrl-C or a stop by the device,
+    /// stops it, and returns once every record was read.
+    fn session(&self, phase: &Phase) -> Result<Ended, String> {
+        let (dev, c, main_stage) = (self.dev, self.c, self.main_stage);
+        let start_time = now_epoch();
+        dev.start().map_err(|e| format!("start: {e}"))?;
+        let started = Instant::now();
+
+        let stream = Arc::new(Mutex::new(Stream::default()));
+        if !self.user {
+            // The kernel threads exist once START returned (none for a device
+            // whose events are completed by its IRQ thread).
+            let pids = sysinfo::task_pids();
+            let mut s = stream.lock().unwrap();
+            for &cpu in self.cpus {
+                if let Some(&tid) = pids.get(&format!("rtlat/{cpu}")) {
+                    s.tids.insert(cpu, tid);
+                }
+            }
+        }
+        let reader = {
+            let mut rdev = dev.try_clone().map_err(|e| format!("reader: {e}"))?;
+            let stream = stream.clone();
+            thread::spawn(move || {
+                let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
+                while let Ok(Some(recs)) = rdev.read_records(&mut buf) {
+                    let mut s = stream.lock().unwrap();
+                    for r in &recs {
+                        s.add(r, main_stage);
+                    }
+                }
+            })
+        };
+        let stop_users = Arc::new(AtomicBool::new(false));
+        let mut users = Vec::new();
+        if self.user {
+            for &cpu in self.cpus {
+                let udev = dev.try_clone().map_err(|e| format!("user thread: {e}"))?;
+                let stop = stop_users.clone();
+                let prio = c.priority;
+                let stream = stream.clone();
+                users.push(thread::spawn(move || -> Result<(), String> {
+                    set_fifo_pinned(cpu, prio)?;
+                    // SAFETY: gettid has no preconditions.
+                    let tid = unsafe { libc::gettid() };
+                    stream.lock().unwrap().tids.insert(cpu, tid);
+                    while !stop.load(Ordering::Relaxed) {
+                        match udev.user_wait() {
+                            Ok(_) => {}
+                            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                            Err(_) => break,
+                        }
+                    }
+                    Ok(())
+                }));
+            }
+        }
+
+        let tty = std::io::stdout().is_terminal() && !c.quiet;
+        let unit = Unit { ns: c.ns };
+        let mut printed_lines = 0usize;
+        let mut last_print = Instant::now() - Duration::from_secs(1);
+        let reason;
+        loop {
+            thread::sleep(Duration::from_millis(100));
+            let st = dev.status()?;
+            let elapsed = started.elapsed();
+            if st.state == uapi::STATE_STOPPED {
+                reason = if st.stop_reason == uapi::STOP_THRESHOLD {
+                    "threshold"
+                } else {
+                    "error"
+                };
+                break;
+            }
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                reason = "interrupted";
+                break;
+            }
+            if phase.duration.is_some_and(|d| elapsed >= d) {
+                reason = "duration";
+                break;
+            }
+            if tty && last_print.elapsed() >= Duration::from_secs(1) {
+                last_print = Instant::now();
+                let text = live_text(self, phase, &stream, unit, elapsed);
+                if printed_lines > 0 {
+                    print!("\x1b[{printed_lines}A\x1b[J");
+                }
+                printed_lines = text.lines().count();
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+            }
+        }
+        if printed_lines > 0 && phase.warm_up {
+            // The measured session's lines replace the warm-up's.
+            print!("\x1b[{printed_lines}A\x1b[J");
+            let _ = std::io::stdout().flush();
+        }
+        dev.stop().map_err(|e| format!("stop: {e}"))?;
+        stop_users.store(true, Ordering::Relaxed);
+        for u in users {
+            if let Ok(Err(e)) = u.join() {
+                eprintln!("rtlat: user thread: {e}");
+            }
+        }
+        let _ = reader.join();
+        let end_time = now_epoch();
+        let stream = Arc::try_unwrap(stream)
+            .map_err(|_| "the record stream is still in use".to_string())?
+            .into_inner()
+            .map_err(|_| "a thread of the session panicked".to_string())?;
+        Ok(Ended {
+            reason,
+            stream,
+            start_time,
+            end_time,
+        })
+    }
 }
 
 struct Outcome {
@@ -400,25 +643,8 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
 
     let dev = Device::open(&c.device, false)?;
     dev.status()?;
-    dev.config(&config).map_err(|e| match e.raw_os_error() {
-        Some(libc::EBUSY) => {
-            let h = holders(&c.device);
-            format!(
-                "{}: device busy: another session is configured or running{}",
-                c.device.display(),
-                if h.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (open by {})", h.join(", "))
-                }
-            )
-        }
-        Some(libc::EPERM) => format!(
-            "{}: CAP_SYS_NICE and CAP_SYS_ADMIN are needed to measure",
-            c.device.display()
-        ),
-        _ => format!("{}: configure: {e}", c.device.display()),
-    })?;
+    let (warm, measured) = phases(&config, c.warm_up, c.duration);
+    configure(&dev, &warm.as_ref().unwrap_or(&measured).config, c)?;
     let cpus: Vec<u32> = {
         let st = dev.status()?;
         (0..uapi::MAX_CPUS as u32)
@@ -435,130 +661,32 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         }
     }
     install_signals();
-    let start_time = now_epoch();
-    dev.start().map_err(|e| format!("start: {e}"))?;
-    let started = Instant::now();
-
-    let stream = Arc::new(Mutex::new(Stream::default()));
-    if !user {
-        // The kernel threads exist once START returned (none for a device
-        // whose events are completed by its IRQ thread).
-        let pids = sysinfo::task_pids();
-        let mut s = stream.lock().unwrap();
-        for &cpu in &cpus {
-            if let Some(&tid) = pids.get(&format!("rtlat/{cpu}")) {
-                s.tids.insert(cpu, tid);
-            }
-        }
-    }
-    let reader = {
-        let mut rdev = dev.try_clone().map_err(|e| format!("reader: {e}"))?;
-        let stream = stream.clone();
-        thread::spawn(move || {
-            let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
-            let mut t0: Option<u64> = None;
-            while let Ok(Some(recs)) = rdev.read_records(&mut buf) {
-                let mut s = stream.lock().unwrap();
-                for r in recs {
-                    s.records += 1;
-                    let v = r.lat_ns[main_stage];
-                    if v < 0 {
-                        continue;
-                    }
-                    let base = *t0.get_or_insert(r.expected_ns);
-                    s.act.insert(r.cpu, v);
-                    let slot = r.expected_ns.saturating_sub(base) / SLOT_NS;
-                    let e = s.slots.entry(r.cpu).or_default().entry(slot).or_insert(0);
-                    *e = (*e).max(v);
-                }
-            }
-        })
+    let run = Run {
+        dev: &dev,
+        cpus: &cpus,
+        stages: &stages,
+        main_stage,
+        user,
+        c,
+        live_stages,
     };
-    let stop_users = Arc::new(AtomicBool::new(false));
-    let mut users = Vec::new();
-    if user {
-        for &cpu in &cpus {
-            let udev = dev.try_clone().map_err(|e| format!("user thread: {e}"))?;
-            let stop = stop_users.clone();
-            let prio = c.priority;
-            let stream = stream.clone();
-            users.push(thread::spawn(move || -> Result<(), String> {
-                set_fifo_pinned(cpu, prio)?;
-                // SAFETY: gettid has no preconditions.
-                let tid = unsafe { libc::gettid() };
-                stream.lock().unwrap().tids.insert(cpu, tid);
-                while !stop.load(Ordering::Relaxed) {
-                    match udev.user_wait() {
-                        Ok(_) => {}
-                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                        Err(_) => break,
-                    }
-                }
-                Ok(())
-            }));
+    if let Some(w) = &warm {
+        // Its records were read and are dropped here, with its statistics.
+        match run.session(w)?.reason {
+            "duration" => {}
+            "interrupted" => return Err("interrupted during the warm-up: nothing measured".into()),
+            _ => return Err("the session stopped during the warm-up: nothing measured".into()),
         }
+        // The owner reconfigures its stopped session: a new one, with fresh
+        // statistics and ring counters, and the thresholds armed.
+        configure(&dev, &measured.config, c)?;
     }
-
-    let tty = std::io::stdout().is_terminal() && !c.quiet;
-    let unit = Unit { ns: c.ns };
-    let mut warmed = c.warm_up <= 0.0;
-    let mut printed_lines = 0usize;
-    let mut last_print = Instant::now() - Duration::from_secs(1);
-    let reason;
-    loop {
-        thread::sleep(Duration::from_millis(100));
-        let st = dev.status()?;
-        let elapsed = started.elapsed();
-        if st.state == uapi::STATE_STOPPED {
-            reason = if st.stop_reason == uapi::STOP_THRESHOLD {
-                "threshold"
-            } else {
-                "error"
-            };
-            break;
-        }
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            reason = "interrupted";
-            break;
-        }
-        if c.duration.is_some_and(|d| elapsed >= d) {
-            reason = "duration";
-            break;
-        }
-        if !warmed && elapsed.as_secs_f64() >= c.warm_up {
-            dev.reset().map_err(|e| format!("reset: {e}"))?;
-            warmed = true;
-        }
-        if tty && last_print.elapsed() >= Duration::from_secs(1) {
-            last_print = Instant::now();
-            let text = live_text(
-                &dev,
-                &cpus,
-                &stages,
-                main_stage,
-                c,
-                &stream,
-                unit,
-                elapsed,
-                live_stages,
-            );
-            if printed_lines > 0 {
-                print!("\x1b[{printed_lines}A\x1b[J");
-            }
-            printed_lines = text.lines().count();
-            print!("{text}");
-            let _ = std::io::stdout().flush();
-        }
-    }
-    dev.stop().map_err(|e| format!("stop: {e}"))?;
-    stop_users.store(true, Ordering::Relaxed);
-    for u in users {
-        if let Ok(Err(e)) = u.join() {
-            eprintln!("rtlat: user thread: {e}");
-        }
-    }
-    let _ = reader.join();
-    let end_time = now_epoch();
+    let Ended {
+        reason,
+        stream,
+        start_time,
+        end_time,
+    } = run.session(&measured)?;
     let status = dev.status()?;
 
     // Final statistics from the module.
@@ -639,7 +767,7 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
                 .map(|&(s, ns)| (uapi::STAGE_NAMES[s].to_string(), ns as f64 / 1000.0))
                 .collect(),
             duration_s: c.duration.map(|d| d.as_secs_f64()),
-            warm_up_s: c.warm_up,
+            warm_up_s: c.warm_up.as_secs_f64(),
             user_threads: user,
             dma_latency_us: c.dma_latency,
             tracing_off: c.tracing_off,
@@ -672,8 +800,7 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
                 plot::HistSeries::from_buckets(format!("cpu{cpu} {}", uapi::STAGE_NAMES[*stage]), b)
             })
             .collect();
-        let s = stream.lock().unwrap();
-        let times: Vec<plot::TimeSeries> = s
+        let times: Vec<plot::TimeSeries> = stream
             .slots
             .iter()
             .map(|(cpu, slots)| plot::TimeSeries {
@@ -690,27 +817,31 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         );
         plot::write_svg(&p.to_string_lossy(), &title, &hists, &times)?;
     }
-    let tids = stream.lock().unwrap().tids.clone();
     Ok(Outcome {
         report,
         hist_cols,
-        tids,
+        tids: stream.tids,
         main_stage,
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The live lines: per CPU in cyclictest's shape, the stage table, progress.
 fn live_text(
-    dev: &Device,
-    cpus: &[u32],
-    stages: &[usize],
-    main_stage: usize,
-    c: &Common,
+    run: &Run<'_>,
+    phase: &Phase,
     stream: &Arc<Mutex<Stream>>,
     unit: Unit,
     elapsed: Duration,
-    table: bool,
 ) -> String {
+    let Run {
+        dev,
+        cpus,
+        stages,
+        main_stage,
+        c,
+        live_stages: table,
+        ..
+    } = *run;
     let (act, tids) = {
         let s = stream.lock().unwrap();
         (s.act.clone(), s.tids.clone())
@@ -745,7 +876,12 @@ fn live_text(
         s += &output::stage_table(&rows, stages, unit);
     }
     let e = elapsed.as_secs();
-    match c.duration {
+    if phase.warm_up {
+        let left = phase.duration.map_or(0, |d| d.as_secs().saturating_sub(e));
+        s += &format!("# warm-up, {left} s left: discarded, thresholds not armed\n");
+        return s;
+    }
+    match phase.duration {
         Some(d) => {
             let left = d.as_secs().saturating_sub(e);
             s += &format!(
@@ -864,8 +1000,20 @@ fn finish(o: &Outcome, text: String) -> ExitCode {
     }
 }
 
+/// Exit status of a command line clap refused: 1 as for any other error (2
+/// says a threshold was exceeded), 0 for --help and --version.
+fn usage_exit(e: &clap::Error) -> u8 {
+    u8::from(e.use_stderr())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(usage_exit(&e));
+        }
+    };
     let result = match &cli.cmd {
         Cmd::Run(c) => measure(c, true).map(|o| {
             let t = summary_run(&o, c);
@@ -954,5 +1102,128 @@ fn main() -> ExitCode {
             eprintln!("rtlat: error: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn armed() -> Config {
+        let mut c = Config {
+            period_ns: 200_000,
+            priority: 90,
+            ring_records: 1024,
+            stages: (1 << STAGE_IRQ) | (1 << STAGE_THREAD) | (1 << STAGE_USER),
+            flags: uapi::CFG_TRACING_OFF,
+            ..Default::default()
+        };
+        c.cpus[0] = 0b101;
+        c.threshold_ns[STAGE_THREAD] = 50_000;
+        c.threshold_ns[STAGE_USER] = 80_000;
+        c
+    }
+
+    #[test]
+    fn without_warm_up_one_measured_session() {
+        let d = Some(Duration::from_secs(10));
+        let (warm, measured) = phases(&armed(), Duration::ZERO, d);
+        assert!(warm.is_none());
+        assert_eq!(
+            measured,
+            Phase {
+                config: armed(),
+                duration: d,
+                warm_up: false
+            }
+        );
+    }
+
+    #[test]
+    fn warm_up_is_a_session_of_its_own_without_thresholds() {
+        let d = Some(Duration::from_secs(10));
+        let (warm, measured) = phases(&armed(), Duration::from_secs(3), d);
+        let warm = warm.expect("a warm-up session");
+        assert!(warm.warm_up);
+        assert_eq!(warm.duration, Some(Duration::from_secs(3)));
+        // Nothing armed: no threshold, no tracing_off ...
+        assert_eq!(warm.config.threshold_ns, [0; uapi::NR_STAGES]);
+        assert_eq!(warm.config.flags & uapi::CFG_TRACING_OFF, 0);
+        assert_eq!(warm.config.validate(), Ok(()));
+        // ... and otherwise what is measured.
+        let a = armed();
+        assert_eq!(
+            Config {
+                threshold_ns: a.threshold_ns,
+                flags: a.flags,
+                ..warm.config
+            },
+            a
+        );
+        // The measured session: the settings as asked, for the whole --duration.
+        assert_eq!(
+            measured,
+            Phase {
+                config: a,
+                duration: d,
+                warm_up: false
+            }
+        );
+    }
+
+    #[test]
+    fn warm_up_values() {
+        assert_eq!(parse_warm_up("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_warm_up("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_warm_up("0.0m"), Ok(Duration::ZERO));
+        assert_eq!(parse_warm_up("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_warm_up("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_warm_up("1m"), Ok(Duration::from_secs(60)));
+        for bad in ["-1", "x", "", "nan", "1e300"] {
+            assert!(parse_warm_up(bad).is_err(), "{bad}");
+        }
+        assert!(parse_duration("1e300h").is_err());
+    }
+
+    #[test]
+    fn refused_command_lines_exit_1() {
+        let exit = |args: &[&str]| match Cli::try_parse_from(args) {
+            Ok(_) => None,
+            Err(e) => Some(usage_exit(&e)),
+        };
+        assert_eq!(exit(&["rtlat", "run", "--warm-up=-1"]), Some(1));
+        assert_eq!(exit(&["rtlat", "run", "--period", "10"]), Some(1));
+        assert_eq!(exit(&["rtlat", "run", "--threshold", "irq"]), Some(1));
+        assert_eq!(exit(&["rtlat", "frobnicate"]), Some(1));
+        assert_eq!(exit(&["rtlat", "--help"]), Some(0));
+        assert_eq!(exit(&["rtlat", "--version"]), Some(0));
+        assert_eq!(exit(&["rtlat", "run", "--warm-up", "2s"]), None);
+    }
+
+    fn rec(cpu: u32, expected_ns: u64, thread: i64) -> uapi::Record {
+        uapi::Record {
+            cpu,
+            expected_ns,
+            lat_ns: [1_000, thread, -1, -1],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn time_line_starts_with_the_sessions_first_record() {
+        // A session that starts late on the monotonic clock (after a
+        // warm-up): its slots count from its own first record.
+        let t = 50_000_000_000;
+        let mut s = Stream::default();
+        s.add(&rec(0, t, 4_000), STAGE_THREAD);
+        s.add(&rec(1, t + 1_000_000, 9_000), STAGE_THREAD);
+        s.add(&rec(0, t + SLOT_NS + 1, 7_000), STAGE_THREAD);
+        s.add(&rec(0, t + SLOT_NS + 2, 3_000), STAGE_THREAD);
+        // Not measured in the main stage: counted, not plotted.
+        s.add(&rec(1, t + 5 * SLOT_NS, -1), STAGE_THREAD);
+        assert_eq!(s.records, 5);
+        assert_eq!(s.slots[&0], BTreeMap::from([(0, 4_000), (1, 7_000)]));
+        assert_eq!(s.slots[&1], BTreeMap::from([(0, 9_000)]));
+        assert_eq!(s.act[&0], 3_000);
     }
 }
