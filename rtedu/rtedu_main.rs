@@ -29,9 +29,12 @@
 //!
 //! Open files keep the [`Instance`] (not the device). Unbinding marks it
 //! gone, stops its session (readers get `ENODEV` once the queued records
-//! are read), wakes and waits out the device operations, frees the DMA
-//! buffer, the interrupt and the vectors; the BAR mapping is revoked by
-//! devres after that. Every later file operation fails with `ENODEV`.
+//! are read), wakes and waits out the device operations, waits for a DMA
+//! transfer that an interrupted operation left running, turns bus mastering
+//! off and frees the DMA buffer (or keeps it, if the device does not get
+//! idle), then frees the interrupt and the vectors; the BAR mapping is
+//! revoked by devres after that. Every later file operation fails with
+//! `ENODEV`.
 
 use core::ptr;
 
@@ -79,6 +82,7 @@ use kernel::{
         Mutex, //
     },
     time::{
+        delay::fsleep,
         hrtimer::{
             AbsoluteHardMode,
             HrTimer,
@@ -136,6 +140,8 @@ use rtrs::{
 
 /// The edu registers (QEMU `docs/specs/edu.rst`).
 mod reg {
+    use kernel::io::Io;
+
     pub(super) const IDENT: usize = 0x00;
     pub(super) const LIVENESS: usize = 0x04;
     pub(super) const FACTORIAL: usize = 0x08;
@@ -167,10 +173,20 @@ mod reg {
     pub(super) const IRQ_FACT: u32 = 0x0000_0001;
     pub(super) const IRQ_DMA: u32 = 0x0000_0100;
     pub(super) const IRQ_PROBE: u32 = 0x0001_0000;
+
+    /// A DMA transfer is running (or waiting for the device's timer).
+    pub(super) fn dma_running(bar: &super::Bar0<'_>) -> bool {
+        bar.read32(DMA_CMD) & DMA_START != 0
+    }
 }
 
 type Bar0<'a> = pci::Bar<'a, { reg::END }>;
 type DevresBar0 = DevresLt<pci::Bar<'static, { reg::END }>>;
+
+/// How long a device operation waits for its completion interrupt.
+const OP_TIMEOUT_MS: u32 = 2000;
+/// How long the driver waits for the device to end an earlier operation.
+const IDLE_TIMEOUT_MS: i64 = 2000;
 
 /// Instances (`/dev/rtedu0` ... `/dev/rtedu7`).
 const MAX_INSTANCES: usize = 8;
@@ -269,27 +285,64 @@ impl Instance {
         self.bar.try_access_with(|bar| f(bar)).ok_or(ENODEV)
     }
 
+    /// Waits, polling, until `busy` says the device is no longer at an
+    /// earlier operation: `Ok(false)` if it still is after
+    /// [`IDLE_TIMEOUT_MS`]; `EINTR` on a signal if `interruptible`.
+    fn wait_idle(&self, busy: fn(&Bar0<'_>) -> bool, interruptible: bool) -> Result<bool> {
+        let deadline = ktime_ns() + IDLE_TIMEOUT_MS * 1_000_000;
+        while self.with_bar(busy)? {
+            if ktime_ns() >= deadline {
+                return Ok(false);
+            }
+            if interruptible && kernel::current!().signal_pending() {
+                return Err(EINTR);
+            }
+            fsleep(Delta::from_millis(1));
+        }
+        Ok(true)
+    }
+
     /// Starts a device operation and waits for its completion interrupt.
-    fn run_op(&self, bit: u32, start: impl FnOnce(&Bar0<'_>)) -> Result<u64> {
+    ///
+    /// `busy` tells whether the device is at an operation of this kind. An
+    /// earlier one that ended early (signal, timeout) may still be running:
+    /// the device would ignore this one's command, and take the earlier
+    /// one's completion for this one's. So this one starts only once the
+    /// device is idle (`EBUSY` if it does not get idle in time), and an
+    /// interrupt completes it only if the device is idle then.
+    fn run_op(
+        &self,
+        bit: u32,
+        busy: fn(&Bar0<'_>) -> bool,
+        start: impl FnOnce(&Bar0<'_>),
+    ) -> Result<u64> {
+        if !self.wait_idle(busy, true)? {
+            return Err(EBUSY);
+        }
         *self.done.lock() &= !bit;
         let t0 = ktime_ns();
         self.with_bar(start)?;
         let mut done = self.done.lock();
-        while *done & bit == 0 {
+        let mut left = msecs_to_jiffies(OP_TIMEOUT_MS);
+        loop {
+            if *done & bit != 0 {
+                if !self.with_bar(busy)? {
+                    break;
+                }
+                // An earlier operation's completion.
+                *done &= !bit;
+            }
             if self.gone() {
                 return Err(ENODEV);
             }
-            match self
-                .done_cv
-                .wait_interruptible_timeout(&mut done, msecs_to_jiffies(2000))
-            {
+            match self.done_cv.wait_interruptible_timeout(&mut done, left) {
                 CondVarTimeoutResult::Timeout => {
-                    if *done & bit == 0 {
+                    if *done & bit == 0 || self.with_bar(busy)? {
                         return Err(ETIMEDOUT);
                     }
                 }
                 CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
-                CondVarTimeoutResult::Woken { .. } => {}
+                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
             }
         }
         Ok((ktime_ns() - t0) as u64)
@@ -300,7 +353,7 @@ impl Instance {
         if self.gone() {
             return Err(ENODEV);
         }
-        self.run_op(reg::IRQ_FACT, |bar| {
+        self.run_op(reg::IRQ_FACT, |_| false, |bar| {
             bar.write32(reg::STATUS_IRQ_FACT, reg::STATUS);
             bar.write32(n, reg::FACTORIAL);
         })?;
@@ -328,10 +381,16 @@ impl Instance {
         // The DMA registers are written with 32-bit accesses, which the
         // device takes as the whole address: `dma_bits` is at most 32.
         let addr = u32::try_from(buf.dma_address()).map_err(|_| EIO)?;
+        // A transfer of an earlier round trip that ended early may still
+        // be running.
+        if !self.wait_idle(reg::dma_running, true)? {
+            return Err(EBUSY);
+        }
         // SAFETY: `host` is the coherent buffer of `DMA_BUF_SIZE` bytes, not
-        // accessed by the device now (no transfer is running: `ops`).
+        // accessed by the device now (no transfer is running: `ops`, and
+        // the device is idle).
         unsafe { ptr::copy_nonoverlapping(data.as_ptr(), host, len) };
-        let to_dev = self.run_op(reg::IRQ_DMA, |bar| {
+        let to_dev = self.run_op(reg::IRQ_DMA, reg::dma_running, |bar| {
             bar.write32(addr, reg::DMA_SRC);
             bar.write32(reg::DMA_BUF, reg::DMA_DST);
             bar.write32(len as u32, reg::DMA_COUNT);
@@ -340,7 +399,7 @@ impl Instance {
         // Poison the host copy so that the way back is really checked.
         // SAFETY: As above; the transfer has completed.
         unsafe { ptr::write_bytes(host, 0xa5, len) };
-        let from_dev = self.run_op(reg::IRQ_DMA, |bar| {
+        let from_dev = self.run_op(reg::IRQ_DMA, reg::dma_running, |bar| {
             bar.write32(reg::DMA_BUF, reg::DMA_SRC);
             bar.write32(addr, reg::DMA_DST);
             bar.write32(len as u32, reg::DMA_COUNT);
@@ -358,8 +417,9 @@ impl Instance {
         Ok((to_dev, from_dev))
     }
 
-    /// The device is being unbound: stop everything that uses it.
-    fn detach(&self) {
+    /// The device is being unbound: stop everything that uses it, and the
+    /// device's DMA.
+    fn detach(&self, pdev: &pci::Device<Core<'_>>) {
         self.gone.store(true, Release);
         let session = self.sessions.lock().take();
         if let Some(s) = session {
@@ -375,9 +435,25 @@ impl Instance {
             let _g = self.done.lock();
             self.done_cv.notify_all();
         }
-        // Waits for a running device operation, then frees the DMA buffer
-        // while the device is still bound.
-        drop(self.ops.lock().take());
+        // Waits for a running device operation.
+        let buf = self.ops.lock().take();
+        // A transfer of an operation that ended early (signal, timeout) may
+        // still be running: the buffer is freed only once the device is
+        // idle, and kept if it does not get idle.
+        let idle = buf.is_none() || matches!(self.wait_idle(reg::dma_running, false), Ok(true));
+        rtrs::pci::clear_master(pdev);
+        if let Some(buf) = buf {
+            if idle {
+                drop(buf);
+            } else {
+                pr_warn!(
+                    "rtedu{}: DMA still running at unbind: its {}-byte buffer is kept, not freed\n",
+                    self.index,
+                    reg::DMA_BUF_SIZE
+                );
+                core::mem::forget(buf);
+            }
+        }
     }
 }
 
@@ -909,7 +985,7 @@ struct RteduData<'bound> {
 #[pinned_drop]
 impl PinnedDrop for RteduData<'_> {
     fn drop(self: Pin<&mut Self>) {
-        self.inst.detach();
+        // `RteduDriver::unbind` detached the instance.
         pr_info!("rtedu{}: unbound\n", self.inst.index);
     }
 }
@@ -947,6 +1023,11 @@ impl pci::Driver for RteduDriver {
     type Data<'bound> = RteduData<'bound>;
 
     const ID_TABLE: pci::IdTable<Self::IdInfo> = &PCI_TABLE;
+
+    /// Before the driver data is dropped, with the device still reachable.
+    fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
+        this.inst.detach(pdev);
+    }
 
     fn probe<'bound>(
         pdev: &'bound pci::Device<Core<'_>>,

@@ -9,14 +9,20 @@
  * /lib/modules/$(uname -r)/extra) with the rtedu.* parameters of the kernel
  * command line, as modprobe would, and unloads it at the end.
  */
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,6 +101,95 @@ static struct rtedu_info info_of(int fd)
 	if (ioctl(fd, RTEDU_IOC_INFO, &i))
 		memset(&i, 0, sizeof(i));
 	return i;
+}
+
+/*
+ * The PCI address (DDDD:BB:DD.F) of the device behind fd, as sysfs names it:
+ * the entry of the rtedu driver directory with INFO's bus and devfn.
+ * Returns how many entries matched (1 unless something is wrong).
+ */
+static int pci_name_of(int fd, char *name, size_t len)
+{
+	struct rtedu_info i = info_of(fd);
+	unsigned int dom, bus, dev, fn;
+	struct dirent *e;
+	DIR *d = opendir(DRIVER);
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (sscanf(e->d_name, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
+			continue;
+		if ((bus << 8 | dev << 3 | fn) == i.pci_devid && strlen(e->d_name) < len) {
+			memcpy(name, e->d_name, strlen(e->d_name) + 1);
+			found++;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* The PCI command register of a device (bit 2: bus master), or -1. */
+static int pci_command(const char *name)
+{
+	char path[128];
+	uint16_t cmd;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &cmd, sizeof(cmd), 4);
+	close(fd);
+	return n == sizeof(cmd) ? cmd : -1;
+}
+
+/* The edu device's registers (BAR 0) of a device, mapped; NULL on error. */
+static volatile uint32_t *map_bar0(const char *name)
+{
+	char path[128];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource0", name);
+	fd = open(path, O_RDWR | O_SYNC);
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+#define EDU_DMA_CMD	(0x98 / 4)
+#define EDU_DMA_RUN	0x01
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* SIGALRM in `ms` milliseconds, interrupting (not restarting) system calls. */
+static void alarm_in_ms(int ms)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { .it_value = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 } };
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
 }
 
 static struct rtlat_config config_default(void)
@@ -426,18 +521,6 @@ static void *reader_fn(void *arg)
 	}
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	int ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 TEST(unbind_bind_during_measurement)
 {
 	struct rtlat_config c = config_default();
@@ -479,6 +562,72 @@ TEST(unbind_bind_during_measurement)
 	struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 5 };
 	ASSERT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f));
 	EXPECT_EQ(120, f.result);
+	close(fd);
+}
+
+/*
+ * The edu device runs a transfer 100 ms after its command. An interrupted
+ * round trip (EINTR) leaves a transfer running: the next round trip still
+ * gets its own data back, and unbinding right after another one waits for
+ * the transfer to end before the DMA buffer is freed, and turns bus
+ * mastering off.
+ */
+TEST(dma_interrupted_then_unbind)
+{
+	static unsigned char a[RTEDU_DMA_MAX], b[RTEDU_DMA_MAX], want[RTEDU_DMA_MAX];
+	struct rtedu_dma d = { .size = sizeof(d), .version = RTEDU_VERSION, .len = RTEDU_DMA_MAX };
+	volatile uint32_t *bar;
+	struct timespec t0, t1;
+	char name[32];
+	int fd, cmd;
+
+	OPEN_DEV(DEV1, fd);
+	if (info_of(fd).dma_bits == 0)
+		SKIP(return, "DMA unavailable (see dmesg)");
+	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
+	bar = map_bar0(name);
+	ASSERT_NE(NULL, bar) TH_LOG("mmap %s resource0: %s", name, strerror(errno));
+	srand(7);
+	for (int k = 0; k < RTEDU_DMA_MAX; k++) {
+		a[k] = rand();
+		want[k] = b[k] = ~a[k];
+	}
+
+	/* Interrupted on the way back (device -> RAM). */
+	d.buf_ptr = (uintptr_t)a;
+	alarm_in_ms(150);
+	ASSERT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	ASSERT_EQ(EINTR, errno);
+	d.buf_ptr = (uintptr_t)b;
+	EXPECT_EQ(0, ioctl(fd, RTEDU_IOC_DMA, &d)) TH_LOG("after EINTR: %s", strerror(errno));
+	EXPECT_EQ(0, memcmp(b, want, RTEDU_DMA_MAX));
+
+	/* Interrupted, then unbound at once (the file still open). */
+	d.buf_ptr = (uintptr_t)a;
+	alarm_in_ms(20);
+	ASSERT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	ASSERT_EQ(EINTR, errno);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_EQ(0, bar[EDU_DMA_CMD] & EDU_DMA_RUN) TH_LOG("unbind returned while a transfer was pending");
+	TH_LOG("unbind took %ld ms", (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	cmd = pci_command(name);
+	ASSERT_LE(0, cmd);
+	EXPECT_EQ(0, cmd & 0x4) TH_LOG("bus mastering on after unbind (command %#x)", cmd);
+	close(fd);
+
+	/* Bound again: a working device. */
+	ASSERT_EQ(0, write_file(DRIVER "/bind", name)) TH_LOG("bind %s: %s", name, strerror(errno));
+	for (int k = 0; k < 100 && access(DEV1, F_OK); k++)
+		usleep(20000);
+	fd = open(DEV1, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_NE(0, pci_command(name) & 0x4);
+	d.buf_ptr = (uintptr_t)b;
+	EXPECT_EQ(0, ioctl(fd, RTEDU_IOC_DMA, &d)) TH_LOG("after bind: %s", strerror(errno));
+	EXPECT_EQ(0, memcmp(b, want, RTEDU_DMA_MAX));
+	munmap((void *)bar, 4096);
 	close(fd);
 }
 
