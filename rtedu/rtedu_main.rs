@@ -828,7 +828,7 @@ impl RteduFile {
     fn dma(&self, arg: usize) -> Result<isize> {
         let mut req: Dma = read_request(arg)?;
         let len = req.len as usize;
-        if len == 0 || len > reg::DMA_BUF_SIZE {
+        if len == 0 || len > reg::DMA_BUF_SIZE || req.reserved != 0 {
             return Err(EINVAL);
         }
         let user = UserSlice::new(UserPtr::from_addr(req.buf_ptr as usize), len);

@@ -314,6 +314,23 @@ TEST(device_ioctl_errors)
 	close(fd);
 }
 
+/* Reserved UAPI fields must be zero. */
+TEST(dma_reserved_must_be_zero)
+{
+	unsigned char buf[16] = { 1, 2, 3 };
+	struct rtedu_dma d = { .size = sizeof(d), .version = RTEDU_VERSION,
+			       .buf_ptr = (uintptr_t)buf, .len = sizeof(buf), .reserved = 1 };
+	int fd;
+
+	OPEN_DEV(DEV0, fd);
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	EXPECT_EQ(EINVAL, errno);
+	d.reserved = 0x80000000;
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
 TEST(session_ioctl_errors)
 {
 	struct rtlat_config c;

@@ -6,7 +6,8 @@
  * semantics of <linux/rtlat.h> (one channel, numbered 0; the user stage is
  * measured by read() itself, so RTLAT_IOC_USER_WAIT is ENOTTY), plus the
  * device ioctls below. Same conventions as rtlat.h: size and version first,
- * explicit widths, no implicit padding. See Documentation/rtedu.rst.
+ * explicit widths, no implicit padding, reserved fields zero (EINVAL
+ * otherwise). See Documentation/rtedu.rst.
  */
 #ifndef _UAPI_LINUX_RTEDU_H
 #define _UAPI_LINUX_RTEDU_H
@@ -35,7 +36,7 @@ struct rtedu_info {
 	__s32 irq_thread_tid;		/* 0 until the IRQ thread first ran */
 	__u32 irq_thread_prio;		/* SCHED_FIFO priority applied to it */
 	__u32 dma_bits;			/* DMA mask width; 0: DMA unavailable */
-	__u32 reserved;
+	__u32 reserved;			/* out: 0 */
 	__u64 irqs;			/* interrupts handled (hard-IRQ half) */
 	__u64 spurious;			/* interrupts on the line that were not ours */
 };
@@ -52,7 +53,7 @@ struct rtedu_dma {
 	__u32 version;
 	__u64 buf_ptr;			/* in/out: user buffer of len bytes */
 	__u32 len;			/* 1..RTEDU_DMA_MAX */
-	__u32 reserved;
+	__u32 reserved;			/* in: 0 (EINVAL otherwise) */
 	__u64 to_dev_ns;		/* out: RAM -> device, start to interrupt */
 	__u64 from_dev_ns;		/* out: device -> RAM, start to interrupt */
 };
