@@ -174,6 +174,11 @@ mod reg {
     pub(super) const IRQ_DMA: u32 = 0x0000_0100;
     pub(super) const IRQ_PROBE: u32 = 0x0001_0000;
 
+    /// A factorial is being computed.
+    pub(super) fn computing(bar: &super::Bar0<'_>) -> bool {
+        bar.read32(STATUS) & STATUS_COMPUTING != 0
+    }
+
     /// A DMA transfer is running (or waiting for the device's timer).
     pub(super) fn dma_running(bar: &super::Bar0<'_>) -> bool {
         bar.read32(DMA_CMD) & DMA_START != 0
@@ -187,6 +192,21 @@ type DevresBar0 = DevresLt<pci::Bar<'static, { reg::END }>>;
 const OP_TIMEOUT_MS: u32 = 2000;
 /// How long the driver waits for the device to end an earlier operation.
 const IDLE_TIMEOUT_MS: i64 = 2000;
+
+/// The largest `n` whose `n!` a `u32` holds (`RTEDU_FACTORIAL_MAX`): the
+/// device computes `n!` modulo 2^32, which for larger `n` is not `n!` (and
+/// takes it up to `n` multiplications, seconds for the largest).
+const FACTORIAL_MAX: u32 = 12;
+/// `n!` for `n` in `0..=FACTORIAL_MAX`, to check the device's answer.
+const FACTORIALS: [u32; FACTORIAL_MAX as usize + 1] = {
+    let mut f = [1u32; FACTORIAL_MAX as usize + 1];
+    let mut n = 1;
+    while n < f.len() {
+        f[n] = f[n - 1] * n as u32;
+        n += 1;
+    }
+    f
+};
 
 /// Instances (`/dev/rtedu0` ... `/dev/rtedu7`).
 const MAX_INSTANCES: usize = 8;
@@ -348,21 +368,32 @@ impl Instance {
         Ok((ktime_ns() - t0) as u64)
     }
 
+    /// `n!` computed by the device, for `n` up to [`FACTORIAL_MAX`].
     fn factorial(&self, n: u32) -> Result<u32> {
+        let want = *FACTORIALS.get(n as usize).ok_or(EINVAL)?;
         let _serial = self.ops.lock();
         if self.gone() {
             return Err(ENODEV);
         }
-        self.run_op(reg::IRQ_FACT, |_| false, |bar| {
+        // The device ignores a command while it computes: `run_op` starts
+        // this one only once an earlier one (that timed out, say) is done,
+        // and completes it only when the device is idle again.
+        self.run_op(reg::IRQ_FACT, reg::computing, |bar| {
             bar.write32(reg::STATUS_IRQ_FACT, reg::STATUS);
             bar.write32(n, reg::FACTORIAL);
         })?;
-        self.with_bar(|bar| {
-            if bar.read32(reg::STATUS) & reg::STATUS_COMPUTING != 0 {
-                return Err(EIO);
-            }
-            Ok(bar.read32(reg::FACTORIAL))
-        })?
+        let result = self.with_bar(|bar| bar.read32(reg::FACTORIAL))?;
+        if result != want {
+            pr_err!(
+                "rtedu{}: {}! computed as {}, not {}\n",
+                self.index,
+                n,
+                result,
+                want
+            );
+            return Err(EIO);
+        }
+        Ok(result)
     }
 
     /// Copies `data` to the device and back through the DMA buffer; checks

@@ -174,7 +174,10 @@ static volatile uint32_t *map_bar0(const char *name)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+#define EDU_FACTORIAL	(0x08 / 4)
+#define EDU_STATUS	(0x20 / 4)
 #define EDU_DMA_CMD	(0x98 / 4)
+#define EDU_COMPUTING	0x01
 #define EDU_DMA_RUN	0x01
 
 static void on_alarm(int sig)
@@ -245,7 +248,7 @@ TEST(factorial)
 		int fd;
 
 		OPEN_DEV(devs[d], fd);
-		for (uint32_t n = 0; n <= 20; n += (n < 13 ? 1 : 7)) {
+		for (uint32_t n = 0; n <= RTEDU_FACTORIAL_MAX; n++) {
 			struct rtedu_factorial f = {
 				.size = sizeof(f), .version = RTEDU_VERSION, .n = n,
 			};
@@ -254,6 +257,67 @@ TEST(factorial)
 		}
 		close(fd);
 	}
+}
+
+/* n! fits a __u32 up to RTEDU_FACTORIAL_MAX; beyond, the request is refused. */
+TEST(factorial_bounds)
+{
+	uint32_t ns[] = { RTEDU_FACTORIAL_MAX + 1, 20, 34, UINT32_MAX };
+	struct rtedu_factorial f = {
+		.size = sizeof(f), .version = RTEDU_VERSION, .n = RTEDU_FACTORIAL_MAX,
+	};
+	int fd;
+
+	OPEN_DEV(DEV0, fd);
+	ASSERT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f));
+	EXPECT_EQ(479001600, f.result);
+	for (unsigned int k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+		f.n = ns[k];
+		f.result = 0;
+		EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_FACTORIAL, &f)) TH_LOG("n=%u gave %u", ns[k], f.result);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("n=%u", ns[k]);
+	}
+	close(fd);
+}
+
+/*
+ * A request never returns an earlier computation's result. The device is
+ * kept computing behind the driver's back (2^30 multiplications, about a
+ * second; an earlier request that timed out leaves the same state): a
+ * request meanwhile waits for it or fails with EBUSY (or ETIMEDOUT), and
+ * then gets its own result.
+ */
+TEST(factorial_never_stale)
+{
+	volatile uint32_t *bar;
+	char name[32];
+	time_t end;
+	int fd, ok = 0, busy = 0;
+
+	OPEN_DEV(DEV0, fd);
+	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
+	bar = map_bar0(name);
+	ASSERT_NE(NULL, bar) TH_LOG("mmap %s resource0: %s", name, strerror(errno));
+	bar[EDU_FACTORIAL] = 1u << 30;
+	ASSERT_NE(0, bar[EDU_STATUS] & EDU_COMPUTING);
+	for (end = time(NULL) + 20; !ok && time(NULL) < end;) {
+		struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 5 };
+
+		if (ioctl(fd, RTEDU_IOC_FACTORIAL, &f) == 0) {
+			EXPECT_EQ(120, f.result) TH_LOG("after %d busy answers", busy);
+			ok = 1;
+		} else {
+			ASSERT_TRUE(errno == EBUSY || errno == ETIMEDOUT) TH_LOG("%s", strerror(errno));
+			busy++;
+		}
+	}
+	EXPECT_TRUE(ok);
+	TH_LOG("%d busy answers first", busy);
+	/* Leave the device idle for the next tests. */
+	for (int k = 0; k < 500 && (bar[EDU_STATUS] & EDU_COMPUTING); k++)
+		usleep(10000);
+	munmap((void *)bar, 4096);
+	close(fd);
 }
 
 TEST(dma_round_trip)

@@ -17,6 +17,7 @@
 
 #define RTEDU_VERSION		1
 #define RTEDU_DMA_MAX		4096	/* the edu device's buffer */
+#define RTEDU_FACTORIAL_MAX	12	/* 13! does not fit in a __u32 */
 
 enum rtedu_irq_type {
 	RTEDU_IRQ_INTX = 0,
@@ -44,8 +45,8 @@ struct rtedu_info {
 struct rtedu_factorial {
 	__u32 size;
 	__u32 version;
-	__u32 n;			/* in */
-	__u32 result;			/* out: n! modulo 2^32, by the device */
+	__u32 n;			/* in: 0..RTEDU_FACTORIAL_MAX */
+	__u32 result;			/* out: n!, computed by the device */
 };
 
 struct rtedu_dma {
