@@ -560,8 +560,10 @@ struct EduSession {
     raise_ns: Atomic<i64>,
     /// An event was raised and its IRQ thread has not completed it yet.
     in_flight: Atomic<bool>,
-    /// Periods skipped since the last raised event.
+    /// Periods skipped since the last raised event (timer only).
     pending_missed: Atomic<u32>,
+    /// Periods skipped before the raised event: its record's `missed`.
+    raised_missed: Atomic<u32>,
     stopping: Atomic<bool>,
     #[pin]
     stop_lock: Mutex<()>,
@@ -586,15 +588,19 @@ impl HardTimerCallback for EduSession {
             return HrTimerRestart::NoRestart;
         }
         let overruns = ctx.forward_now(Delta::from_nanos(this.period));
-        // Periods the timer itself was late for.
-        let mut missed = overruns.saturating_sub(1) as u32;
+        // Periods the timer itself was late for: they passed before the
+        // raise (a record's time is its raise).
+        let late = overruns.saturating_sub(1) as u32;
         if this.in_flight.load(Acquire) {
-            // The previous event is not handled yet: this one is missed.
-            missed += 1;
-            this.pending_missed.fetch_add(missed, Relaxed);
+            // The previous event is not handled yet: this period is skipped
+            // too. They all come before the next event raised.
+            this.pending_missed.fetch_add(late + 1, Relaxed);
             return HrTimerRestart::Restart;
         }
-        this.pending_missed.fetch_add(missed, Relaxed);
+        // This event's record counts the periods skipped since the last
+        // raised event; those skipped while it is in flight go to the next.
+        let missed = this.pending_missed.xchg(0, Relaxed) + late;
+        this.raised_missed.store(missed, Relaxed);
         this.seq.fetch_add(1, Relaxed);
         this.in_flight.store(true, Relaxed);
         this.raise_ns.store(ktime_ns(), Relaxed);
@@ -625,7 +631,7 @@ impl EduSession {
             seq: self.seq.load(Relaxed),
             expected_ns: raise as u64,
             lat_ns: [-1; uapi::NR_STAGES],
-            missed: self.pending_missed.xchg(0, Relaxed),
+            missed: self.raised_missed.load(Relaxed),
             flags: uapi::REC_NO_USER | uapi::REC_NO_RESPONSE,
         };
         rec.lat_ns[uapi::STAGE_IRQ] = irq_ns - raise;
@@ -676,6 +682,7 @@ impl Source for EduSession {
                 raise_ns: Atomic::new(0),
                 in_flight: Atomic::new(false),
                 pending_missed: Atomic::new(0),
+                raised_missed: Atomic::new(0),
                 stopping: Atomic::new(false),
                 stop_lock <- new_mutex!(()),
             }),

@@ -553,6 +553,95 @@ TEST(latency_records)
 	close(fd);
 }
 
+struct hog {
+	int cpu;
+	int ms;
+};
+
+/* Spins at SCHED_FIFO 90 on h->cpu for h->ms. */
+static void *hog_fn(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 90 };
+	struct hog *h = arg;
+	struct timespec t0, t;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(h->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || sched_setscheduler(0, SCHED_FIFO, &sp))
+		return (void *)1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < h->ms);
+	return NULL;
+}
+
+/*
+ * A record's `missed` is the number of periods skipped before it. The IRQ
+ * thread is held off for 100 periods by a higher-priority thread on its
+ * CPU: the event in flight completes late, the periods meanwhile are
+ * skipped, and they belong to the next record (the first one raised after
+ * them), not to the one that was in flight. So between two records
+ * (their raises) lie (missed + 1) periods, give or take less than one (the
+ * check leaves room for a guest whose CPU is descheduled by its host).
+ */
+TEST(missed_periods_charged_to_their_record)
+{
+	static struct rtlat_record recs[400];
+	const long long period = 5000000;
+	struct rtlat_config c = config_default();
+	struct hog h = { .cpu = 1, .ms = 500 };
+	struct rtedu_info i;
+	long long gap = 0;
+	char path[64];
+	cpu_set_t set;
+	void *hog_ret;
+	pthread_t t;
+	int fd, n;
+
+	OPEN_DEV(DEV0, fd);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 CPUs");
+	i = info_of(fd);
+	/* The interrupt, and so its thread, on CPU 1; this thread on CPU 0. */
+	snprintf(path, sizeof(path), "/proc/irq/%u/smp_affinity_list", i.irq);
+	ASSERT_EQ(0, write_file(path, "1")) TH_LOG("%s: %s", path, strerror(errno));
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	c.period_ns = period;
+	c.stages &= ~(1 << RTLAT_STAGE_USER);
+	c.priority = 10;
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
+	usleep(300000);
+	ASSERT_EQ(0, pthread_create(&t, NULL, hog_fn, &h));
+	pthread_join(t, &hog_ret);
+	usleep(300000);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STOP));
+	write_file(path, "0-1");
+	ASSERT_EQ(NULL, hog_ret);
+	n = collect(fd, recs, 400);
+	ASSERT_LE(50, n);
+	for (int k = 1; k < n; k++) {
+		long long g = recs[k].expected_ns - recs[k - 1].expected_ns;
+
+		if (g > gap)
+			gap = g;
+	}
+	ASSERT_LE(50 * period, gap) TH_LOG("longest gap %lld ns: the IRQ thread was not held off", gap);
+	for (int k = 1; k < n; k++) {
+		long long g = recs[k].expected_ns - recs[k - 1].expected_ns;
+		long long charged = (recs[k].missed + 1LL) * period;
+
+		EXPECT_GT(10 * period, llabs(g - charged))
+			TH_LOG("record %d (seq %llu): missed %u, %lld ns after the one before",
+			       k, (unsigned long long)recs[k].seq, recs[k].missed, g);
+	}
+	close(fd);
+}
+
 TEST(two_instances_at_once)
 {
 	static struct rtlat_record recs[50];
