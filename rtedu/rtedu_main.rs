@@ -264,6 +264,7 @@ impl kernel::InPlaceModule for RteduModule {
 struct Instance {
     index: u32,
     ident: u32,
+    pci_domain: u32,
     pci_devid: u32,
     irq: u32,
     irq_type: u32,
@@ -850,7 +851,7 @@ impl RteduFile {
             version: VERSION,
             instance: i.index,
             ident: i.ident,
-            pci_domain: 0,
+            pci_domain: i.pci_domain,
             pci_devid: i.pci_devid,
             irq: i.irq,
             irq_type: i.irq_type,
@@ -1122,6 +1123,7 @@ impl pci::Driver for RteduDriver {
                 try_pin_init!(Instance {
                     index: index as u32,
                     ident,
+                    pci_domain: rtrs::pci::domain_nr(pdev),
                     pci_devid: u32::from(pdev.dev_id()),
                     irq,
                     irq_type,

@@ -20,7 +20,7 @@
 //!   [`context::HardIrq`] token) and an IRQ thread at a chosen SCHED_FIFO
 //!   priority;
 //! - [`pci`]: what a PCI driver needs of its device beyond `kernel::pci`
-//!   (turning bus mastering off);
+//!   (turning bus mastering off, the PCI domain);
 //! - [`measure`]: records, statistics, thresholds and the `/dev/rtlat`
 //!   file semantics every measuring device shares, over [`hist`] and
 //!   [`uapi`] (`lib/rtcore`, shared with the tool).

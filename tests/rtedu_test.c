@@ -240,6 +240,29 @@ TEST(probe_two_instances)
 	close(fd1);
 }
 
+/* INFO's PCI address is the device's, domain included (sysfs names it). */
+TEST(info_pci_address)
+{
+	const char *devs[] = { DEV0, DEV1 };
+
+	for (int d = 0; d < 2; d++) {
+		struct rtedu_info i;
+		unsigned int dom = ~0u;
+		char name[32], path[96];
+		int fd;
+
+		OPEN_DEV(devs[d], fd);
+		i = info_of(fd);
+		ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name))) TH_LOG("%s: no device of bus/devfn %#x in " DRIVER, devs[d], i.pci_devid);
+		ASSERT_EQ(1, sscanf(name, "%x:", &dom));
+		EXPECT_EQ(dom, i.pci_domain) TH_LOG("%s is %s", devs[d], name);
+		snprintf(path, sizeof(path), DRIVER "/%04x:%02x:%02x.%x", i.pci_domain,
+			 i.pci_devid >> 8, (i.pci_devid >> 3) & 0x1f, i.pci_devid & 7);
+		EXPECT_EQ(0, access(path, F_OK)) TH_LOG("%s: %s", path, strerror(errno));
+		close(fd);
+	}
+}
+
 TEST(factorial)
 {
 	const char *devs[] = { DEV0, DEV1 };
