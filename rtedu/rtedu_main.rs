@@ -29,9 +29,12 @@
 //!
 //! Open files keep the [`Instance`] (not the device). Unbinding marks it
 //! gone, stops its session (readers get `ENODEV` once the queued records
-//! are read), wakes and waits out the device operations, frees the DMA
-//! buffer, the interrupt and the vectors; the BAR mapping is revoked by
-//! devres after that. Every later file operation fails with `ENODEV`.
+//! are read), wakes and waits out the device operations, waits for a DMA
+//! transfer that an interrupted operation left running, turns bus mastering
+//! off and frees the DMA buffer (or keeps it, if the device does not get
+//! idle), then frees the interrupt and the vectors; the BAR mapping is
+//! revoked by devres after that. Every later file operation fails with
+//! `ENODEV`.
 
 use core::ptr;
 
@@ -79,6 +82,7 @@ use kernel::{
         Mutex, //
     },
     time::{
+        delay::fsleep,
         hrtimer::{
             AbsoluteHardMode,
             HrTimer,
@@ -137,6 +141,8 @@ use rtrs::{
 
 /// The edu registers (QEMU `docs/specs/edu.rst`).
 mod reg {
+    use kernel::io::Io;
+
     pub(super) const IDENT: usize = 0x00;
     pub(super) const LIVENESS: usize = 0x04;
     pub(super) const FACTORIAL: usize = 0x08;
@@ -168,10 +174,40 @@ mod reg {
     pub(super) const IRQ_FACT: u32 = 0x0000_0001;
     pub(super) const IRQ_DMA: u32 = 0x0000_0100;
     pub(super) const IRQ_PROBE: u32 = 0x0001_0000;
+
+    /// A factorial is being computed.
+    pub(super) fn computing(bar: &super::Bar0<'_>) -> bool {
+        bar.read32(STATUS) & STATUS_COMPUTING != 0
+    }
+
+    /// A DMA transfer is running (or waiting for the device's timer).
+    pub(super) fn dma_running(bar: &super::Bar0<'_>) -> bool {
+        bar.read32(DMA_CMD) & DMA_START != 0
+    }
 }
 
 type Bar0<'a> = pci::Bar<'a, { reg::END }>;
 type DevresBar0 = DevresLt<pci::Bar<'static, { reg::END }>>;
+
+/// How long a device operation waits for its completion interrupt.
+const OP_TIMEOUT_MS: u32 = 2000;
+/// How long the driver waits for the device to end an earlier operation.
+const IDLE_TIMEOUT_MS: i64 = 2000;
+
+/// The largest `n` whose `n!` a `u32` holds (`RTEDU_FACTORIAL_MAX`): the
+/// device computes `n!` modulo 2^32, which for larger `n` is not `n!` (and
+/// takes it up to `n` multiplications, seconds for the largest).
+const FACTORIAL_MAX: u32 = 12;
+/// `n!` for `n` in `0..=FACTORIAL_MAX`, to check the device's answer.
+const FACTORIALS: [u32; FACTORIAL_MAX as usize + 1] = {
+    let mut f = [1u32; FACTORIAL_MAX as usize + 1];
+    let mut n = 1;
+    while n < f.len() {
+        f[n] = f[n - 1] * n as u32;
+        n += 1;
+    }
+    f
+};
 
 /// Instances (`/dev/rtedu0` ... `/dev/rtedu7`).
 const MAX_INSTANCES: usize = 8;
@@ -229,6 +265,7 @@ impl kernel::InPlaceModule for RteduModule {
 struct Instance {
     index: u32,
     ident: u32,
+    pci_domain: u32,
     pci_devid: u32,
     irq: u32,
     irq_type: u32,
@@ -270,47 +307,95 @@ impl Instance {
         self.bar.try_access_with(|bar| f(bar)).ok_or(ENODEV)
     }
 
+    /// Waits, polling, until `busy` says the device is no longer at an
+    /// earlier operation: `Ok(false)` if it still is after
+    /// [`IDLE_TIMEOUT_MS`]; `EINTR` on a signal if `interruptible`.
+    fn wait_idle(&self, busy: fn(&Bar0<'_>) -> bool, interruptible: bool) -> Result<bool> {
+        let deadline = ktime_ns() + IDLE_TIMEOUT_MS * 1_000_000;
+        while self.with_bar(busy)? {
+            if ktime_ns() >= deadline {
+                return Ok(false);
+            }
+            if interruptible && kernel::current!().signal_pending() {
+                return Err(EINTR);
+            }
+            fsleep(Delta::from_millis(1));
+        }
+        Ok(true)
+    }
+
     /// Starts a device operation and waits for its completion interrupt.
-    fn run_op(&self, bit: u32, start: impl FnOnce(&Bar0<'_>)) -> Result<u64> {
+    ///
+    /// `busy` tells whether the device is at an operation of this kind. An
+    /// earlier one that ended early (signal, timeout) may still be running:
+    /// the device would ignore this one's command, and take the earlier
+    /// one's completion for this one's. So this one starts only once the
+    /// device is idle (`EBUSY` if it does not get idle in time), and an
+    /// interrupt completes it only if the device is idle then.
+    fn run_op(
+        &self,
+        bit: u32,
+        busy: fn(&Bar0<'_>) -> bool,
+        start: impl FnOnce(&Bar0<'_>),
+    ) -> Result<u64> {
+        if !self.wait_idle(busy, true)? {
+            return Err(EBUSY);
+        }
         *self.done.lock() &= !bit;
         let t0 = ktime_ns();
         self.with_bar(start)?;
         let mut done = self.done.lock();
-        while *done & bit == 0 {
+        let mut left = msecs_to_jiffies(OP_TIMEOUT_MS);
+        loop {
+            if *done & bit != 0 {
+                if !self.with_bar(busy)? {
+                    break;
+                }
+                // An earlier operation's completion.
+                *done &= !bit;
+            }
             if self.gone() {
                 return Err(ENODEV);
             }
-            match self
-                .done_cv
-                .wait_interruptible_timeout(&mut done, msecs_to_jiffies(2000))
-            {
+            match self.done_cv.wait_interruptible_timeout(&mut done, left) {
                 CondVarTimeoutResult::Timeout => {
-                    if *done & bit == 0 {
+                    if *done & bit == 0 || self.with_bar(busy)? {
                         return Err(ETIMEDOUT);
                     }
                 }
                 CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
-                CondVarTimeoutResult::Woken { .. } => {}
+                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
             }
         }
         Ok((ktime_ns() - t0) as u64)
     }
 
+    /// `n!` computed by the device, for `n` up to [`FACTORIAL_MAX`].
     fn factorial(&self, n: u32) -> Result<u32> {
+        let want = *FACTORIALS.get(n as usize).ok_or(EINVAL)?;
         let _serial = self.ops.lock();
         if self.gone() {
             return Err(ENODEV);
         }
-        self.run_op(reg::IRQ_FACT, |bar| {
+        // The device ignores a command while it computes: `run_op` starts
+        // this one only once an earlier one (that timed out, say) is done,
+        // and completes it only when the device is idle again.
+        self.run_op(reg::IRQ_FACT, reg::computing, |bar| {
             bar.write32(reg::STATUS_IRQ_FACT, reg::STATUS);
             bar.write32(n, reg::FACTORIAL);
         })?;
-        self.with_bar(|bar| {
-            if bar.read32(reg::STATUS) & reg::STATUS_COMPUTING != 0 {
-                return Err(EIO);
-            }
-            Ok(bar.read32(reg::FACTORIAL))
-        })?
+        let result = self.with_bar(|bar| bar.read32(reg::FACTORIAL))?;
+        if result != want {
+            pr_err!(
+                "rtedu{}: {}! computed as {}, not {}\n",
+                self.index,
+                n,
+                result,
+                want
+            );
+            return Err(EIO);
+        }
+        Ok(result)
     }
 
     /// Copies `data` to the device and back through the DMA buffer; checks
@@ -329,10 +414,16 @@ impl Instance {
         // The DMA registers are written with 32-bit accesses, which the
         // device takes as the whole address: `dma_bits` is at most 32.
         let addr = u32::try_from(buf.dma_address()).map_err(|_| EIO)?;
+        // A transfer of an earlier round trip that ended early may still
+        // be running.
+        if !self.wait_idle(reg::dma_running, true)? {
+            return Err(EBUSY);
+        }
         // SAFETY: `host` is the coherent buffer of `DMA_BUF_SIZE` bytes, not
-        // accessed by the device now (no transfer is running: `ops`).
+        // accessed by the device now (no transfer is running: `ops`, and
+        // the device is idle).
         unsafe { ptr::copy_nonoverlapping(data.as_ptr(), host, len) };
-        let to_dev = self.run_op(reg::IRQ_DMA, |bar| {
+        let to_dev = self.run_op(reg::IRQ_DMA, reg::dma_running, |bar| {
             bar.write32(addr, reg::DMA_SRC);
             bar.write32(reg::DMA_BUF, reg::DMA_DST);
             bar.write32(len as u32, reg::DMA_COUNT);
@@ -341,7 +432,7 @@ impl Instance {
         // Poison the host copy so that the way back is really checked.
         // SAFETY: As above; the transfer has completed.
         unsafe { ptr::write_bytes(host, 0xa5, len) };
-        let from_dev = self.run_op(reg::IRQ_DMA, |bar| {
+        let from_dev = self.run_op(reg::IRQ_DMA, reg::dma_running, |bar| {
             bar.write32(reg::DMA_BUF, reg::DMA_SRC);
             bar.write32(addr, reg::DMA_DST);
             bar.write32(len as u32, reg::DMA_COUNT);
@@ -359,8 +450,9 @@ impl Instance {
         Ok((to_dev, from_dev))
     }
 
-    /// The device is being unbound: stop everything that uses it.
-    fn detach(&self) {
+    /// The device is being unbound: stop everything that uses it, and the
+    /// device's DMA.
+    fn detach(&self, pdev: &pci::Device<Core<'_>>) {
         self.gone.store(true, Release);
         let session = self.sessions.lock().take();
         if let Some(s) = session {
@@ -376,9 +468,25 @@ impl Instance {
             let _g = self.done.lock();
             self.done_cv.notify_all();
         }
-        // Waits for a running device operation, then frees the DMA buffer
-        // while the device is still bound.
-        drop(self.ops.lock().take());
+        // Waits for a running device operation.
+        let buf = self.ops.lock().take();
+        // A transfer of an operation that ended early (signal, timeout) may
+        // still be running: the buffer is freed only once the device is
+        // idle, and kept if it does not get idle.
+        let idle = buf.is_none() || matches!(self.wait_idle(reg::dma_running, false), Ok(true));
+        rtrs::pci::clear_master(pdev);
+        if let Some(buf) = buf {
+            if idle {
+                drop(buf);
+            } else {
+                pr_warn!(
+                    "rtedu{}: DMA still running at unbind: its {}-byte buffer is kept, not freed\n",
+                    self.index,
+                    reg::DMA_BUF_SIZE
+                );
+                core::mem::forget(buf);
+            }
+        }
     }
 }
 
@@ -454,8 +562,10 @@ struct EduSession {
     raise_ns: Atomic<i64>,
     /// An event was raised and its IRQ thread has not completed it yet.
     in_flight: Atomic<bool>,
-    /// Periods skipped since the last raised event.
+    /// Periods skipped since the last raised event (timer only).
     pending_missed: Atomic<u32>,
+    /// Periods skipped before the raised event: its record's `missed`.
+    raised_missed: Atomic<u32>,
     stopping: Atomic<bool>,
     #[pin]
     stop_lock: Mutex<()>,
@@ -480,15 +590,19 @@ impl HardTimerCallback for EduSession {
             return HrTimerRestart::NoRestart;
         }
         let overruns = ctx.forward_now(Delta::from_nanos(this.period));
-        // Periods the timer itself was late for.
-        let mut missed = overruns.saturating_sub(1) as u32;
+        // Periods the timer itself was late for: they passed before the
+        // raise (a record's time is its raise).
+        let late = overruns.saturating_sub(1) as u32;
         if this.in_flight.load(Acquire) {
-            // The previous event is not handled yet: this one is missed.
-            missed += 1;
-            this.pending_missed.fetch_add(missed, Relaxed);
+            // The previous event is not handled yet: this period is skipped
+            // too. They all come before the next event raised.
+            this.pending_missed.fetch_add(late + 1, Relaxed);
             return HrTimerRestart::Restart;
         }
-        this.pending_missed.fetch_add(missed, Relaxed);
+        // This event's record counts the periods skipped since the last
+        // raised event; those skipped while it is in flight go to the next.
+        let missed = this.pending_missed.xchg(0, Relaxed) + late;
+        this.raised_missed.store(missed, Relaxed);
         this.seq.fetch_add(1, Relaxed);
         this.in_flight.store(true, Relaxed);
         this.raise_ns.store(ktime_ns(), Relaxed);
@@ -519,7 +633,7 @@ impl EduSession {
             seq: self.seq.load(Relaxed),
             expected_ns: raise as u64,
             lat_ns: [-1; uapi::NR_STAGES],
-            missed: self.pending_missed.xchg(0, Relaxed),
+            missed: self.raised_missed.load(Relaxed),
             flags: uapi::REC_NO_USER | uapi::REC_NO_RESPONSE,
         };
         rec.lat_ns[uapi::STAGE_IRQ] = irq_ns - raise;
@@ -572,6 +686,7 @@ impl Source for EduSession {
                 raise_ns: Atomic::new(0),
                 in_flight: Atomic::new(false),
                 pending_missed: Atomic::new(0),
+                raised_missed: Atomic::new(0),
                 stopping: Atomic::new(false),
                 stop_lock <- new_mutex!(()),
             }),
@@ -739,7 +854,7 @@ impl RteduFile {
             version: VERSION,
             instance: i.index,
             ident: i.ident,
-            pci_domain: 0,
+            pci_domain: i.pci_domain,
             pci_devid: i.pci_devid,
             irq: i.irq,
             irq_type: i.irq_type,
@@ -755,7 +870,7 @@ impl RteduFile {
     fn dma(&self, arg: usize) -> Result<isize> {
         let mut req: Dma = read_request(arg)?;
         let len = req.len as usize;
-        if len == 0 || len > reg::DMA_BUF_SIZE {
+        if len == 0 || len > reg::DMA_BUF_SIZE || req.reserved != 0 {
             return Err(EINVAL);
         }
         let user = UserSlice::new(UserPtr::from_addr(req.buf_ptr as usize), len);
@@ -912,7 +1027,7 @@ struct RteduData<'bound> {
 #[pinned_drop]
 impl PinnedDrop for RteduData<'_> {
     fn drop(self: Pin<&mut Self>) {
-        self.inst.detach();
+        // `RteduDriver::unbind` detached the instance.
         pr_info!("rtedu{}: unbound\n", self.inst.index);
     }
 }
@@ -950,6 +1065,11 @@ impl pci::Driver for RteduDriver {
     type Data<'bound> = RteduData<'bound>;
 
     const ID_TABLE: pci::IdTable<Self::IdInfo> = &PCI_TABLE;
+
+    /// Before the driver data is dropped, with the device still reachable.
+    fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
+        this.inst.detach(pdev);
+    }
 
     fn probe<'bound>(
         pdev: &'bound pci::Device<Core<'_>>,
@@ -1006,6 +1126,7 @@ impl pci::Driver for RteduDriver {
                 try_pin_init!(Instance {
                     index: index as u32,
                     ident,
+                    pci_domain: rtrs::pci::domain_nr(pdev),
                     pci_devid: u32::from(pdev.dev_id()),
                     irq,
                     irq_type,

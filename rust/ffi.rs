@@ -101,4 +101,6 @@ extern "C" {
     pub(crate) fn rtrs_free_irq(irq: c_uint, ops: *mut IrqOps);
     pub(crate) fn rtrs_set_current_fifo(prio: c_int) -> c_int;
     pub(crate) fn rtrs_current_tid() -> c_int;
+    // `pdev` is a `struct pci_dev *` (whose bindgen type is not FFI-safe).
+    pub(crate) fn rtrs_pci_domain_nr(pdev: *mut c_void) -> c_int;
 }

@@ -20,6 +20,8 @@
 //! - [`irq`]: interrupt handlers split into a hard-IRQ half (with a
 //!   [`context::HardIrq`] token) and an IRQ thread at a chosen SCHED_FIFO
 //!   priority;
+//! - [`pci`]: what a PCI driver needs of its device beyond `kernel::pci`
+//!   (turning bus mastering off, the PCI domain);
 //! - [`measure`]: records, statistics, thresholds and the `/dev/rtlat`
 //!   file semantics every measuring device shares, over [`hist`] and
 //!   [`uapi`] (`lib/rtcore`, shared with the tool).
@@ -53,6 +55,7 @@ pub(crate) mod hist;
 pub(crate) mod irq;
 pub(crate) mod kthread;
 pub(crate) mod measure;
+pub(crate) mod pci;
 pub(crate) mod percpu;
 pub(crate) mod preempt;
 pub(crate) mod raw_spinlock;

@@ -18,6 +18,7 @@
 #include <linux/interrupt.h>
 #include <linux/kthread.h>
 #include <linux/local_lock.h>
+#include <linux/pci.h>
 #include <linux/percpu.h>
 #include <linux/poll.h>
 #include <linux/preempt.h>
@@ -368,4 +369,10 @@ int rtrs_set_current_fifo(int prio)
 int rtrs_current_tid(void)
 {
 	return task_pid_nr(current);
+}
+
+/* pci_domain_nr(pdev->bus): the PCI domain (segment) of a device. */
+int rtrs_pci_domain_nr(struct pci_dev *pdev)
+{
+	return pci_domain_nr(pdev->bus);
 }

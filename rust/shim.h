@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/interrupt.h>
 #include <linux/local_lock.h>
+#include <linux/pci.h>
 #include <linux/percpu.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
@@ -73,5 +74,6 @@ int rtrs_request_threaded_irq(unsigned int irq, struct rtrs_irq_ops *ops,
 void rtrs_free_irq(unsigned int irq, struct rtrs_irq_ops *ops);
 int rtrs_set_current_fifo(int prio);
 int rtrs_current_tid(void);
+int rtrs_pci_domain_nr(struct pci_dev *pdev);
 
 #endif /* RTRS_SHIM_H */

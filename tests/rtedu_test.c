@@ -9,14 +9,20 @@
  * /lib/modules/$(uname -r)/extra) with the rtedu.* parameters of the kernel
  * command line, as modprobe would, and unloads it at the end.
  */
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,6 +103,98 @@ static struct rtedu_info info_of(int fd)
 	return i;
 }
 
+/*
+ * The PCI address (DDDD:BB:DD.F) of the device behind fd, as sysfs names it:
+ * the entry of the rtedu driver directory with INFO's bus and devfn.
+ * Returns how many entries matched (1 unless something is wrong).
+ */
+static int pci_name_of(int fd, char *name, size_t len)
+{
+	struct rtedu_info i = info_of(fd);
+	unsigned int dom, bus, dev, fn;
+	struct dirent *e;
+	DIR *d = opendir(DRIVER);
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (sscanf(e->d_name, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
+			continue;
+		if ((bus << 8 | dev << 3 | fn) == i.pci_devid && strlen(e->d_name) < len) {
+			memcpy(name, e->d_name, strlen(e->d_name) + 1);
+			found++;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* The PCI command register of a device (bit 2: bus master), or -1. */
+static int pci_command(const char *name)
+{
+	char path[128];
+	uint16_t cmd;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &cmd, sizeof(cmd), 4);
+	close(fd);
+	return n == sizeof(cmd) ? cmd : -1;
+}
+
+/* The edu device's registers (BAR 0) of a device, mapped; NULL on error. */
+static volatile uint32_t *map_bar0(const char *name)
+{
+	char path[128];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource0", name);
+	fd = open(path, O_RDWR | O_SYNC);
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+#define EDU_FACTORIAL	(0x08 / 4)
+#define EDU_STATUS	(0x20 / 4)
+#define EDU_DMA_CMD	(0x98 / 4)
+#define EDU_COMPUTING	0x01
+#define EDU_DMA_RUN	0x01
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* SIGALRM in `ms` milliseconds, interrupting (not restarting) system calls. */
+static void alarm_in_ms(int ms)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { .it_value = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 } };
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
 static struct rtlat_config config_default(void)
 {
 	struct rtlat_config c = {
@@ -142,6 +240,29 @@ TEST(probe_two_instances)
 	close(fd1);
 }
 
+/* INFO's PCI address is the device's, domain included (sysfs names it). */
+TEST(info_pci_address)
+{
+	const char *devs[] = { DEV0, DEV1 };
+
+	for (int d = 0; d < 2; d++) {
+		struct rtedu_info i;
+		unsigned int dom = ~0u;
+		char name[32], path[96];
+		int fd;
+
+		OPEN_DEV(devs[d], fd);
+		i = info_of(fd);
+		ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name))) TH_LOG("%s: no device of bus/devfn %#x in " DRIVER, devs[d], i.pci_devid);
+		ASSERT_EQ(1, sscanf(name, "%x:", &dom));
+		EXPECT_EQ(dom, i.pci_domain) TH_LOG("%s is %s", devs[d], name);
+		snprintf(path, sizeof(path), DRIVER "/%04x:%02x:%02x.%x", i.pci_domain,
+			 i.pci_devid >> 8, (i.pci_devid >> 3) & 0x1f, i.pci_devid & 7);
+		EXPECT_EQ(0, access(path, F_OK)) TH_LOG("%s: %s", path, strerror(errno));
+		close(fd);
+	}
+}
+
 TEST(factorial)
 {
 	const char *devs[] = { DEV0, DEV1 };
@@ -150,7 +271,7 @@ TEST(factorial)
 		int fd;
 
 		OPEN_DEV(devs[d], fd);
-		for (uint32_t n = 0; n <= 20; n += (n < 13 ? 1 : 7)) {
+		for (uint32_t n = 0; n <= RTEDU_FACTORIAL_MAX; n++) {
 			struct rtedu_factorial f = {
 				.size = sizeof(f), .version = RTEDU_VERSION, .n = n,
 			};
@@ -159,6 +280,67 @@ TEST(factorial)
 		}
 		close(fd);
 	}
+}
+
+/* n! fits a __u32 up to RTEDU_FACTORIAL_MAX; beyond, the request is refused. */
+TEST(factorial_bounds)
+{
+	uint32_t ns[] = { RTEDU_FACTORIAL_MAX + 1, 20, 34, UINT32_MAX };
+	struct rtedu_factorial f = {
+		.size = sizeof(f), .version = RTEDU_VERSION, .n = RTEDU_FACTORIAL_MAX,
+	};
+	int fd;
+
+	OPEN_DEV(DEV0, fd);
+	ASSERT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f));
+	EXPECT_EQ(479001600, f.result);
+	for (unsigned int k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+		f.n = ns[k];
+		f.result = 0;
+		EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_FACTORIAL, &f)) TH_LOG("n=%u gave %u", ns[k], f.result);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("n=%u", ns[k]);
+	}
+	close(fd);
+}
+
+/*
+ * A request never returns an earlier computation's result. The device is
+ * kept computing behind the driver's back (2^30 multiplications, about a
+ * second; an earlier request that timed out leaves the same state): a
+ * request meanwhile waits for it or fails with EBUSY (or ETIMEDOUT), and
+ * then gets its own result.
+ */
+TEST(factorial_never_stale)
+{
+	volatile uint32_t *bar;
+	char name[32];
+	time_t end;
+	int fd, ok = 0, busy = 0;
+
+	OPEN_DEV(DEV0, fd);
+	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
+	bar = map_bar0(name);
+	ASSERT_NE(NULL, bar) TH_LOG("mmap %s resource0: %s", name, strerror(errno));
+	bar[EDU_FACTORIAL] = 1u << 30;
+	ASSERT_NE(0, bar[EDU_STATUS] & EDU_COMPUTING);
+	for (end = time(NULL) + 20; !ok && time(NULL) < end;) {
+		struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 5 };
+
+		if (ioctl(fd, RTEDU_IOC_FACTORIAL, &f) == 0) {
+			EXPECT_EQ(120, f.result) TH_LOG("after %d busy answers", busy);
+			ok = 1;
+		} else {
+			ASSERT_TRUE(errno == EBUSY || errno == ETIMEDOUT) TH_LOG("%s", strerror(errno));
+			busy++;
+		}
+	}
+	EXPECT_TRUE(ok);
+	TH_LOG("%d busy answers first", busy);
+	/* Leave the device idle for the next tests. */
+	for (int k = 0; k < 500 && (bar[EDU_STATUS] & EDU_COMPUTING); k++)
+		usleep(10000);
+	munmap((void *)bar, 4096);
+	close(fd);
 }
 
 TEST(dma_round_trip)
@@ -216,6 +398,23 @@ TEST(device_ioctl_errors)
 	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(-1, ioctl(fd, _IO(RTEDU_IOC_MAGIC, 99)));
 	EXPECT_EQ(ENOTTY, errno);
+	close(fd);
+}
+
+/* Reserved UAPI fields must be zero. */
+TEST(dma_reserved_must_be_zero)
+{
+	unsigned char buf[16] = { 1, 2, 3 };
+	struct rtedu_dma d = { .size = sizeof(d), .version = RTEDU_VERSION,
+			       .buf_ptr = (uintptr_t)buf, .len = sizeof(buf), .reserved = 1 };
+	int fd;
+
+	OPEN_DEV(DEV0, fd);
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	EXPECT_EQ(EINVAL, errno);
+	d.reserved = 0x80000000;
+	EXPECT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	EXPECT_EQ(EINVAL, errno);
 	close(fd);
 }
 
@@ -377,6 +576,95 @@ TEST(latency_records)
 	close(fd);
 }
 
+struct hog {
+	int cpu;
+	int ms;
+};
+
+/* Spins at SCHED_FIFO 90 on h->cpu for h->ms. */
+static void *hog_fn(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 90 };
+	struct hog *h = arg;
+	struct timespec t0, t;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(h->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || sched_setscheduler(0, SCHED_FIFO, &sp))
+		return (void *)1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < h->ms);
+	return NULL;
+}
+
+/*
+ * A record's `missed` is the number of periods skipped before it. The IRQ
+ * thread is held off for 100 periods by a higher-priority thread on its
+ * CPU: the event in flight completes late, the periods meanwhile are
+ * skipped, and they belong to the next record (the first one raised after
+ * them), not to the one that was in flight. So between two records
+ * (their raises) lie (missed + 1) periods, give or take less than one (the
+ * check leaves room for a guest whose CPU is descheduled by its host).
+ */
+TEST(missed_periods_charged_to_their_record)
+{
+	static struct rtlat_record recs[400];
+	const long long period = 5000000;
+	struct rtlat_config c = config_default();
+	struct hog h = { .cpu = 1, .ms = 500 };
+	struct rtedu_info i;
+	long long gap = 0;
+	char path[64];
+	cpu_set_t set;
+	void *hog_ret;
+	pthread_t t;
+	int fd, n;
+
+	OPEN_DEV(DEV0, fd);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 CPUs");
+	i = info_of(fd);
+	/* The interrupt, and so its thread, on CPU 1; this thread on CPU 0. */
+	snprintf(path, sizeof(path), "/proc/irq/%u/smp_affinity_list", i.irq);
+	ASSERT_EQ(0, write_file(path, "1")) TH_LOG("%s: %s", path, strerror(errno));
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	c.period_ns = period;
+	c.stages &= ~(1 << RTLAT_STAGE_USER);
+	c.priority = 10;
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
+	usleep(300000);
+	ASSERT_EQ(0, pthread_create(&t, NULL, hog_fn, &h));
+	pthread_join(t, &hog_ret);
+	usleep(300000);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STOP));
+	write_file(path, "0-1");
+	ASSERT_EQ(NULL, hog_ret);
+	n = collect(fd, recs, 400);
+	ASSERT_LE(50, n);
+	for (int k = 1; k < n; k++) {
+		long long g = recs[k].expected_ns - recs[k - 1].expected_ns;
+
+		if (g > gap)
+			gap = g;
+	}
+	ASSERT_LE(50 * period, gap) TH_LOG("longest gap %lld ns: the IRQ thread was not held off", gap);
+	for (int k = 1; k < n; k++) {
+		long long g = recs[k].expected_ns - recs[k - 1].expected_ns;
+		long long charged = (recs[k].missed + 1LL) * period;
+
+		EXPECT_GT(10 * period, llabs(g - charged))
+			TH_LOG("record %d (seq %llu): missed %u, %lld ns after the one before",
+			       k, (unsigned long long)recs[k].seq, recs[k].missed, g);
+	}
+	close(fd);
+}
+
 TEST(two_instances_at_once)
 {
 	static struct rtlat_record recs[50];
@@ -426,18 +714,6 @@ static void *reader_fn(void *arg)
 	}
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	int ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 TEST(unbind_bind_during_measurement)
 {
 	struct rtlat_config c = config_default();
@@ -479,6 +755,72 @@ TEST(unbind_bind_during_measurement)
 	struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 5 };
 	ASSERT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f));
 	EXPECT_EQ(120, f.result);
+	close(fd);
+}
+
+/*
+ * The edu device runs a transfer 100 ms after its command. An interrupted
+ * round trip (EINTR) leaves a transfer running: the next round trip still
+ * gets its own data back, and unbinding right after another one waits for
+ * the transfer to end before the DMA buffer is freed, and turns bus
+ * mastering off.
+ */
+TEST(dma_interrupted_then_unbind)
+{
+	static unsigned char a[RTEDU_DMA_MAX], b[RTEDU_DMA_MAX], want[RTEDU_DMA_MAX];
+	struct rtedu_dma d = { .size = sizeof(d), .version = RTEDU_VERSION, .len = RTEDU_DMA_MAX };
+	volatile uint32_t *bar;
+	struct timespec t0, t1;
+	char name[32];
+	int fd, cmd;
+
+	OPEN_DEV(DEV1, fd);
+	if (info_of(fd).dma_bits == 0)
+		SKIP(return, "DMA unavailable (see dmesg)");
+	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
+	bar = map_bar0(name);
+	ASSERT_NE(NULL, bar) TH_LOG("mmap %s resource0: %s", name, strerror(errno));
+	srand(7);
+	for (int k = 0; k < RTEDU_DMA_MAX; k++) {
+		a[k] = rand();
+		want[k] = b[k] = ~a[k];
+	}
+
+	/* Interrupted on the way back (device -> RAM). */
+	d.buf_ptr = (uintptr_t)a;
+	alarm_in_ms(150);
+	ASSERT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	ASSERT_EQ(EINTR, errno);
+	d.buf_ptr = (uintptr_t)b;
+	EXPECT_EQ(0, ioctl(fd, RTEDU_IOC_DMA, &d)) TH_LOG("after EINTR: %s", strerror(errno));
+	EXPECT_EQ(0, memcmp(b, want, RTEDU_DMA_MAX));
+
+	/* Interrupted, then unbound at once (the file still open). */
+	d.buf_ptr = (uintptr_t)a;
+	alarm_in_ms(20);
+	ASSERT_EQ(-1, ioctl(fd, RTEDU_IOC_DMA, &d));
+	ASSERT_EQ(EINTR, errno);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_EQ(0, bar[EDU_DMA_CMD] & EDU_DMA_RUN) TH_LOG("unbind returned while a transfer was pending");
+	TH_LOG("unbind took %ld ms", (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	cmd = pci_command(name);
+	ASSERT_LE(0, cmd);
+	EXPECT_EQ(0, cmd & 0x4) TH_LOG("bus mastering on after unbind (command %#x)", cmd);
+	close(fd);
+
+	/* Bound again: a working device. */
+	ASSERT_EQ(0, write_file(DRIVER "/bind", name)) TH_LOG("bind %s: %s", name, strerror(errno));
+	for (int k = 0; k < 100 && access(DEV1, F_OK); k++)
+		usleep(20000);
+	fd = open(DEV1, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_NE(0, pci_command(name) & 0x4);
+	d.buf_ptr = (uintptr_t)b;
+	EXPECT_EQ(0, ioctl(fd, RTEDU_IOC_DMA, &d)) TH_LOG("after bind: %s", strerror(errno));
+	EXPECT_EQ(0, memcmp(b, want, RTEDU_DMA_MAX));
+	munmap((void *)bar, 4096);
 	close(fd);
 }
 
