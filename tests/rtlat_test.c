@@ -2,7 +2,8 @@
 /*
  * Tests of /dev/rtlat: every ioctl's success and error paths, read()
  * semantics, the user stage, thresholds, ownership, module refcounting, the
- * UAPI layout, and a randomized ioctl/read fuzzer.
+ * UAPI layout, and a regression test for each defect fixed (the fuzzer of
+ * the whole UAPI is rtrs_fuzz.c).
  *
  * Loads the rtlat module if it is not loaded (from $RTRS_MODDIR or
  * /lib/modules/$(uname -r)/extra) and unloads it at the end.
@@ -765,63 +766,6 @@ TEST_F(dev, rmmod_refused_while_open)
 {
 	ASSERT_NE(0, system("rmmod rtlat 2>/dev/null"));
 	ASSERT_TRUE(module_loaded());
-}
-
-/* TCG guests are slow: riscv64 needs minutes for 10 000 calls. */
-TEST_F_TIMEOUT(dev, fuzz_ioctl_and_read, 600)
-{
-	static const unsigned int cmds[] = {
-		RTLAT_IOC_CONFIG, RTLAT_IOC_START, RTLAT_IOC_STOP, RTLAT_IOC_STATUS,
-		RTLAT_IOC_STATS, RTLAT_IOC_RESET, _IO(RTLAT_IOC_MAGIC, 0),
-		_IOW(RTLAT_IOC_MAGIC, 1, int), 0,
-	};
-	static unsigned char buf[8192];
-	struct rtlat_config c;
-	int fds[3], i, j, calls = 0;
-	unsigned int seed = 12345;
-
-	for (i = 0; i < 3; i++) {
-		fds[i] = open_dev(O_NONBLOCK);
-		ASSERT_LE(0, fds[i]);
-	}
-	for (i = 0; i < 10000; i++) {
-		int fd = fds[rand_r(&seed) % 3];
-		unsigned int cmd = cmds[rand_r(&seed) % (sizeof(cmds) / sizeof(cmds[0]))];
-		int kind = rand_r(&seed) % 50;
-
-		for (j = 0; j < 64; j++)
-			buf[rand_r(&seed) % sizeof(buf)] = rand_r(&seed);
-		if (kind == 0) {
-			/* A valid config now and then, so sessions really run. */
-			default_config(&c);
-			c.period_ns = 50000 + rand_r(&seed) % 2000000;
-			c.ring_records = 1u << (rand_r(&seed) % 8);
-			memcpy(buf, &c, sizeof(c));
-			cmd = RTLAT_IOC_CONFIG;
-		}
-		if (kind >= 1 && kind <= 4) {
-			(void)read(fd, buf, rand_r(&seed) % sizeof(buf));
-		} else if (kind < 10) {
-			(void)ioctl(fd, cmd, (void *)(unsigned long)rand_r(&seed));
-		} else {
-			struct rtlat_stats *st = (void *)buf;
-
-			if (cmd == RTLAT_IOC_STATS && kind < 30) {
-				st->size = sizeof(*st);
-				st->version = RTLAT_VERSION;
-				st->cpu = rand_r(&seed) % 4;
-				st->stage = rand_r(&seed) % 5;
-				st->buckets_ptr = (kind & 1) ? (__u64)(unsigned long)(buf + 1024) : rand_r(&seed);
-				st->nr_buckets = rand_r(&seed) % 900;
-			}
-			(void)ioctl(fd, cmd, buf);
-		}
-		calls++;
-	}
-	for (i = 0; i < 3; i++)
-		close(fds[i]);
-	TH_LOG("%d calls", calls);
-	ASSERT_EQ(10000, calls);
 }
 
 /* The older STATUS layout (programs built against the first header) works. */
