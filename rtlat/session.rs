@@ -75,17 +75,17 @@ use kernel::{
 use crate::rtrs::{
     context::{
         cancel_hard_timer,
-        CpuPinned,
         start_hard_timer,
+        CpuPinned,
         HardIrq,
         HardTimerCallback, //
     },
+    cpuhp::HotplugReadGuard,
     kthread::{
         RtThread,
         RtThreadFn,
         ThreadContext, //
     },
-    cpuhp::HotplugReadGuard,
     measure::{
         self,
         Channel,
@@ -443,11 +443,14 @@ impl Source for Session {
 
     /// Allocates everything the session needs; nothing is allocated later.
     fn configure(_dev: &(), config: Config, readers: Arc<Readers>) -> Result<Arc<Self>> {
-        // No CPU comes or goes (and no hotplug callback runs) meanwhile.
-        let _hp = HotplugReadGuard::new();
-        let set = config
-            .cpu_set(kernel::cpu::nr_cpu_ids(), preempt::cpu_online)
-            .map_err(measure::uapi_err)?;
+        // No CPU comes or goes while the set is taken (START checks again,
+        // so the allocation below does not hold hotplug off).
+        let set = {
+            let _hp = HotplugReadGuard::new();
+            config
+                .cpu_set(kernel::cpu::nr_cpu_ids(), preempt::cpu_online)
+                .map_err(measure::uapi_err)?
+        };
         let mut ids = KVec::new();
         for cpu in 0..uapi::MAX_CPUS as u32 {
             if set[cpu as usize / 64] & (1 << (cpu % 64)) != 0 {
@@ -491,9 +494,7 @@ impl Source for Session {
         self.out.set_running()?;
         for cpu in self.cpus.iter() {
             if !preempt::cpu_online(cpu.cpu) {
-                self.out.chans[cpu.chan]
-                    .went_offline
-                    .store(true, Relaxed);
+                self.out.chans[cpu.chan].went_offline.store(true, Relaxed);
                 cpu.halt();
                 continue;
             }
@@ -719,9 +720,11 @@ impl Session {
             return Err(EINVAL);
         }
         // Its threshold now, not when (or if) the waiter comes back.
-        let tripped =
-            self.out
-                .check_early(&self.out.chans[cpu.chan], &mut rec, uapi::STAGE_USER..uapi::STAGE_USER + 1);
+        let tripped = self.out.check_early(
+            &self.out.chans[cpu.chan],
+            &mut rec,
+            uapi::STAGE_USER..uapi::STAGE_USER + 1,
+        );
         {
             let mut g = cpu.user_lock.lock();
             // Unless the next activation already completed it without us.

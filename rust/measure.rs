@@ -544,9 +544,14 @@ impl Output {
 
     pub(crate) fn status(&self) -> Status {
         // A consistent state, reason and trip (see `stop_with`).
-        let (t, state, stop_reason) = {
+        let (t, state, stop_reason, started_ns) = {
             let g = self.trip.lock();
-            (*g, self.state(), self.stop_reason.load(Relaxed))
+            (
+                *g,
+                self.state(),
+                self.stop_reason.load(Relaxed),
+                self.started_ns.load(Relaxed),
+            )
         };
         let mut s = Status {
             state,
@@ -555,7 +560,7 @@ impl Output {
             trip_stage: t.stage,
             trip_value_ns: t.value,
             trip_seq: t.seq,
-            started_ns: self.started_ns.load(Relaxed) as u64,
+            started_ns: started_ns as u64,
             ..Default::default()
         };
         for c in self.chans.iter() {
@@ -766,8 +771,10 @@ fn config<S: Source, L: SessionLock<S>>(
     match swapped {
         Ok(Some(old)) => old.stop(uapi::STOP_USER),
         Ok(None) => {}
+        // Never started (no timer, no thread): dropping it is enough, and
+        // stopping it could touch the device state of the session in place.
         Err((e, new)) => {
-            new.stop(uapi::STOP_USER);
+            drop(new);
             return Err(e);
         }
     }

@@ -21,8 +21,8 @@ pub(crate) use core_ring::{
 
 use kernel::{
     alloc::flags::{
-        GFP_KERNEL_ACCOUNT,
         __GFP_NOWARN, //
+        GFP_KERNEL_ACCOUNT,
     },
     prelude::*, //
 };
