@@ -1100,7 +1100,7 @@ static void check_record(struct thr *t, struct dev *d, const struct rtlat_record
 		     where, r->cpu, (unsigned long long)cpus[0]);
 		return;
 	}
-	if (fl & ~0x1fU)
+	if (fl & ~(0x1fU | RTLAT_REC_NO_WAITER))
 		fail(t, C_RECORD, "%s %s: unknown record flags %#x", d->name, where, fl);
 	if (l[RTLAT_STAGE_IRQ] < 0)
 		fail(t, C_RECORD, "%s %s: cpu %u seq %llu: irq latency %lld", d->name, where,
