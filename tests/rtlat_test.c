@@ -946,12 +946,34 @@ TEST_F(dev, large_rings)
 }
 
 /*
+ * Configures and starts a user-stage session at `period` ns and a waiter
+ * thread of `n` USER_WAITs on each of CPUs 0..ncpu-1; 0 or -1.
+ */
+static int start_user_session(int fd, __u64 period, int n, int ncpu, struct waiter *w,
+			      pthread_t *t)
+{
+	struct rtlat_config c;
+	int cpu;
+
+	default_config(&c);
+	c.stages |= 1 << RTLAT_STAGE_USER;
+	c.period_ns = period;
+	if (ioctl(fd, RTLAT_IOC_CONFIG, &c) || ioctl(fd, RTLAT_IOC_START))
+		return -1;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		w[cpu] = (struct waiter){ .fd = fd, .cpu = cpu, .n = n };
+		if (pthread_create(&t[cpu], NULL, user_thread, &w[cpu]))
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * User-stage sessions go on sampling when the waiters go away: the kernel
  * thread records each activation that found no waiter, and STATUS says so.
  */
 TEST_F(dev, user_waiters_gone)
 {
-	struct rtlat_config c;
 	struct rtlat_status s1, s2;
 	static struct rtlat_record r[512];
 	struct waiter w[2];
@@ -959,15 +981,7 @@ TEST_F(dev, user_waiters_gone)
 	int ncpu = cpus_online() < 2 ? cpus_online() : 2, cpu, i, nowaiter = 0;
 	ssize_t n;
 
-	default_config(&c);
-	c.stages |= 1 << RTLAT_STAGE_USER;
-	c.period_ns = 1000000;
-	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
-	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
-	for (cpu = 0; cpu < ncpu; cpu++) {
-		w[cpu] = (struct waiter){ .fd = self->fd, .cpu = cpu, .n = 50 };
-		ASSERT_EQ(0, pthread_create(&t[cpu], NULL, user_thread, &w[cpu]));
-	}
+	ASSERT_EQ(0, start_user_session(self->fd, 1000000, 50, ncpu, w, t));
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		pthread_join(t[cpu], NULL);
 		EXPECT_EQ(0, w[cpu].errors);
@@ -1094,7 +1108,6 @@ TEST_F(dev, user_threshold_trips_at_once)
 /* No record lands after a reader saw the end of the stream. */
 TEST_F(dev, nothing_after_eof)
 {
-	struct rtlat_config c;
 	static struct rtlat_record r[256];
 	struct waiter w[2];
 	pthread_t t[2];
@@ -1102,15 +1115,7 @@ TEST_F(dev, nothing_after_eof)
 	ssize_t n;
 
 	for (round = 0; round < 10; round++) {
-		default_config(&c);
-		c.stages |= 1 << RTLAT_STAGE_USER;
-		c.period_ns = 200000;
-		ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
-		ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
-		for (cpu = 0; cpu < ncpu; cpu++) {
-			w[cpu] = (struct waiter){ .fd = self->fd, .cpu = cpu, .n = 1000000 };
-			ASSERT_EQ(0, pthread_create(&t[cpu], NULL, user_thread, &w[cpu]));
-		}
+		ASSERT_EQ(0, start_user_session(self->fd, 200000, 1000000, ncpu, w, t));
 		sleep_ms(30 + round * 7);
 		/* Stopped while the waiters are busy. */
 		ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
