@@ -441,6 +441,8 @@ impl Worker {
 impl Source for Session {
     type Device = ();
 
+    const USER_WAIT: bool = true;
+
     /// Allocates everything the session needs; nothing is allocated later.
     fn configure(_dev: &(), config: Config, readers: Arc<Readers>) -> Result<Arc<Self>> {
         // No CPU comes or goes while the set is taken (START checks again,

@@ -649,8 +649,12 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
     /// calls [`Output::set_finished`]. Sleeps; idempotent.
     fn stop(&self, reason: u32);
 
-    /// `RTLAT_IOC_USER_WAIT`, where the device measures the user stage that
-    /// way; `ENOTTY` otherwise.
+    /// Whether the device measures the user stage with
+    /// `RTLAT_IOC_USER_WAIT`: if not, the ioctl is `ENOTTY` whether or not
+    /// a session exists.
+    const USER_WAIT: bool = false;
+
+    /// `RTLAT_IOC_USER_WAIT`, where [`Self::USER_WAIT`]; `ENOTTY` otherwise.
     fn user_wait(&self) -> Result<Record> {
         Err(ENOTTY)
     }
@@ -823,6 +827,7 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             Ok(0)
         }
         ioc::STATS => session(lock).ok_or(EINVAL)?.output().ioctl_stats(arg),
+        ioc::USER_WAIT if !S::USER_WAIT => Err(ENOTTY),
         ioc::USER_WAIT => {
             let rec = session(lock).ok_or(EINVAL)?.user_wait()?;
             let mut buf = [0u8; uapi::RECORD_SIZE];

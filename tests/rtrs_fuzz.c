@@ -1475,9 +1475,13 @@ static unsigned int gen_bad_cmd(struct rng *r, struct dev *d, char *desc, size_t
 {
 	static const unsigned int known[] = {
 		RTLAT_IOC_CONFIG, RTLAT_IOC_START, RTLAT_IOC_STOP, RTLAT_IOC_STATUS,
-		RTLAT_IOC_STATS, RTLAT_IOC_RESET, RTLAT_IOC_USER_WAIT, RTEDU_IOC_INFO,
-		RTEDU_IOC_FACTORIAL, RTEDU_IOC_DMA,
+		RTLAT_IOC_STATS, RTLAT_IOC_RESET, RTLAT_IOC_USER_WAIT,
+		/* The STATUS of RTLAT_VERSION 1 binaries (rtlat.h). */
+		_IOC(_IOC_READ, RTLAT_IOC_MAGIC, 4, RTLAT_STATUS_SIZE_V1),
+		/* rtedu's own, known on rtedu only: */
+		RTEDU_IOC_INFO, RTEDU_IOC_FACTORIAL, RTEDU_IOC_DMA,
 	};
+	const unsigned int nr_rtlat = 8;
 	/* Handled by the VFS before the driver (fs/ioctl.c), whatever the file. */
 	static const unsigned int vfs_types[] = { 0x00, 0x15, 'T', 'X', 'f', 0x94 };
 	unsigned int magic = d->edu ? RTEDU_IOC_MAGIC : RTLAT_IOC_MAGIC, cmd;
@@ -1516,7 +1520,7 @@ static unsigned int gen_bad_cmd(struct rng *r, struct dev *d, char *desc, size_t
 		}
 		bad = 0;
 		for (unsigned int k = 0; k < ARRAY_SIZE(known); k++)
-			if (cmd == known[k] && (d->edu || k < 7))
+			if (cmd == known[k] && (d->edu || k < nr_rtlat))
 				bad = 1;
 		for (unsigned int k = 0; k < ARRAY_SIZE(vfs_types); k++)
 			if (_IOC_TYPE(cmd) == vfs_types[k])
