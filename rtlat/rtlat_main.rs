@@ -58,12 +58,37 @@ module! {
 }
 
 /// The device: the registration and the one session.
-#[pin_data(PinnedDrop)]
+///
+/// Fields drop in order: the device goes first, the readers' queue last.
+#[pin_data]
 struct RtlatModule {
     #[pin]
     misc: MiscDeviceRegistration<RtlatFile>,
     _hotplug: rtrs::cpuhp::Registration<RtlatFile>,
-    _readers: kernel::sync::Arc<Readers>,
+    _readers: InstalledReaders,
+}
+
+/// The readers' queue, given to [`SHARED`] for as long as this lives: also
+/// when a later part of the module's initialisation fails.
+///
+/// # Invariants
+///
+/// `SHARED` holds a reference to the queue from [`Self::new`] to drop.
+struct InstalledReaders;
+
+impl InstalledReaders {
+    fn new() -> Result<Self> {
+        SHARED.lock().set_readers(Some(Readers::new()?));
+        Ok(Self)
+    }
+}
+
+impl Drop for InstalledReaders {
+    fn drop(&mut self) {
+        // No file is open (each holds the module, and the device is gone
+        // or never registered): nobody waits on it.
+        drop(SHARED.lock().set_readers(None));
+    }
 }
 
 kernel::sync::global_lock! {
@@ -81,22 +106,10 @@ impl kernel::InPlaceModule for RtlatModule {
         try_pin_init!(Self {
             // The readers' queue lives as long as the device (every open
             // file holds the module).
-            _readers: {
-                let r = Readers::new()?;
-                SHARED.lock().set_readers(Some(r.clone()));
-                r
-            },
+            _readers: InstalledReaders::new()?,
             _hotplug: rtrs::cpuhp::Registration::new(c"rtlat:online")?,
             misc <- MiscDeviceRegistration::register(MiscDeviceOptions { name: c"rtlat" }),
         })
-    }
-}
-
-#[pinned_drop]
-impl PinnedDrop for RtlatModule {
-    fn drop(self: Pin<&mut Self>) {
-        // No file is open (each holds the module): nobody waits on it.
-        drop(SHARED.lock().set_readers(None));
     }
 }
 
