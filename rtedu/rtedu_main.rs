@@ -738,13 +738,19 @@ impl Source for EduSession {
     }
 
     /// The user stage: the reader's wake-up by the event's IRQ thread.
-    fn woken(&self, chan: &Channel, rec: &mut Record) {
+    fn stamp_woken(&self, chan: &Channel, rec: &mut Record) -> bool {
         if !self.out.config.user_stage() || rec.flags & uapi::REC_NO_USER == 0 {
-            return;
+            return false;
         }
         rec.lat_ns[uapi::STAGE_USER] = ktime_ns() - rec.expected_ns as i64;
         rec.flags &= !uapi::REC_NO_USER;
-        if self.out.complete_stage(chan, rec, uapi::STAGE_USER) {
+        self.out.mark_threshold(chan, rec, uapi::STAGE_USER);
+        true
+    }
+
+    fn woken_delivered(&self, chan: &Channel, rec: &Record) {
+        let mut rec = *rec;
+        if self.out.complete_stage(chan, &mut rec, uapi::STAGE_USER) {
             self.stopping.store(true, Relaxed);
             cancel_hard_timer(self);
         }

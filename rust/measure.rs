@@ -425,6 +425,14 @@ impl Output {
         })
     }
 
+    /// Marks `rec` with [`uapi::REC_THRESHOLD`] if its `stage` exceeds the
+    /// threshold; accounts nothing, trips nothing.
+    pub(crate) fn mark_threshold(&self, chan: &Channel, rec: &mut Record, stage: usize) {
+        if self.exceeds(chan, rec, stage).is_some() {
+            rec.flags |= uapi::REC_THRESHOLD;
+        }
+    }
+
     /// Checks the thresholds of `stages` of a record that is not complete
     /// yet, as soon as they are measured (a user-stage record is complete
     /// only when its waiter comes back, which may be late or never): marks
@@ -659,10 +667,17 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
         Err(ENOTTY)
     }
 
-    /// `read()` slept and is about to return `rec` (the first record it
-    /// got after waking) to user space: a device that measures the user
-    /// stage in `read()` stamps it here.
-    fn woken(&self, _chan: &Channel, _rec: &mut Record) {}
+    /// `read()` slept and is about to copy `rec` (the first record it got
+    /// after waking) to user space: a device that measures the user stage
+    /// in `read()` stamps it here, and says whether it did.
+    fn stamp_woken(&self, _chan: &Channel, _rec: &mut Record) -> bool {
+        false
+    }
+
+    /// The record [`Self::stamp_woken`] stamped reached user space: its
+    /// user stage counts now (not for a copy that faulted: the record
+    /// stays in the ring without it, and the next read stamps it again).
+    fn woken_delivered(&self, _chan: &Channel, _rec: &Record) {}
 
     /// The device went away (unbound): once its records are read, `read()`
     /// fails with `ENODEV` instead of returning 0, and `poll()` reports
@@ -936,12 +951,15 @@ fn fill<S: Source>(
             // consumer.
             let taken = unsafe {
                 chan.ring.pop_if(|mut rec| {
-                    if *woken {
-                        session.woken(chan, &mut rec);
-                        *woken = false;
-                    }
+                    let stamped = *woken && session.stamp_woken(chan, &mut rec);
                     rec.encode(&mut buf);
                     faulted = iov.copy_to_iter(&buf) != buf.len();
+                    if !faulted && *woken {
+                        *woken = false;
+                        if stamped {
+                            session.woken_delivered(chan, &rec);
+                        }
+                    }
                     !faulted
                 })
             };

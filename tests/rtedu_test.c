@@ -665,6 +665,51 @@ TEST(missed_periods_charged_to_their_record)
 	close(fd);
 }
 
+/*
+ * A read() that slept and then faults on the buffer keeps its record in
+ * the ring; the user stage it stamped must not be counted either (the
+ * record reaches user space later without it): the statistics count
+ * exactly the user stages the records carry.
+ */
+TEST(faulting_read_counts_no_user_stage)
+{
+	static struct rtlat_record recs[256];
+	struct rtlat_config c = config_default();
+	struct rtlat_stats st = { .size = sizeof(st), .version = RTLAT_VERSION,
+				  .stage = RTLAT_STAGE_USER };
+	struct sched_param sp = { .sched_priority = 60 };
+	long pg = sysconf(_SC_PAGESIZE);
+	int fd, users = 0, faults = 0;
+	ssize_t n;
+	void *bad;
+
+	OPEN_DEV(DEV0, fd);
+	sched_setscheduler(0, SCHED_FIFO, &sp);
+	bad = mmap(NULL, pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, bad);
+	/* Long enough that each read below finds the ring empty and sleeps. */
+	c.period_ns = 20000000;
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
+	for (int k = 0; k < 8; k++) {
+		if (read(fd, bad, sizeof(recs[0])) == -1 && errno == EFAULT)
+			faults++;
+		n = read(fd, recs, sizeof(recs));
+		ASSERT_LT(0, n);
+		for (int i = 0; i < n / (ssize_t)sizeof(recs[0]); i++)
+			users += !(recs[i].flags & RTLAT_REC_NO_USER);
+	}
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STOP));
+	while ((n = read(fd, recs, sizeof(recs))) > 0)
+		for (int i = 0; i < n / (ssize_t)sizeof(recs[0]); i++)
+			users += !(recs[i].flags & RTLAT_REC_NO_USER);
+	EXPECT_EQ(8, faults);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STATS, &st));
+	EXPECT_EQ(users, st.count) TH_LOG("%d faulting reads", faults);
+	munmap(bad, pg);
+	close(fd);
+}
+
 TEST(two_instances_at_once)
 {
 	static struct rtlat_record recs[50];
