@@ -721,24 +721,23 @@ impl Session {
             // stage (its pending record has none).
             return Err(EINVAL);
         }
-        // Its threshold now, not when (or if) the waiter comes back; unless
-        // the next activation already completed the record without this
-        // user stage, which then is in no record and trips nothing.
-        let tripped = {
+        // Its threshold now, not when (or if) the waiter comes back: also
+        // when the next activation already completed the record without
+        // this user stage (the waiter was later than a period). The trip
+        // (STATUS: stage, value, seq) is what a threshold is for; the
+        // record returned here carries REC_THRESHOLD.
+        let tripped = self.out.check_early(
+            &self.out.chans[cpu.chan],
+            &mut rec,
+            uapi::STAGE_USER..uapi::STAGE_USER + 1,
+        );
+        {
             let mut g = cpu.user_lock.lock();
-            match g.pending.as_mut().filter(|p| p.seq == rec.seq) {
-                Some(p) => {
-                    let tripped = self.out.check_early(
-                        &self.out.chans[cpu.chan],
-                        &mut rec,
-                        uapi::STAGE_USER..uapi::STAGE_USER + 1,
-                    );
-                    *p = rec;
-                    tripped
-                }
-                None => false,
+            // Unless the next activation already completed it without us.
+            if let Some(p) = g.pending.as_mut().filter(|p| p.seq == rec.seq) {
+                *p = rec;
             }
-        };
+        }
         if tripped {
             self.halt(uapi::STOP_THRESHOLD);
         }

@@ -649,6 +649,7 @@ TEST_F(dev, user_stage)
 	pthread_t t[RTLAT_MAX_CPUS];
 	static struct rtlat_record recs[256];
 	__u64 users[RTLAT_MAX_CPUS] = { 0 }, responses[RTLAT_MAX_CPUS] = { 0 };
+	__u64 handed[RTLAT_MAX_CPUS] = { 0 };
 	int ncpu = cpus_online(), cpu, i;
 	ssize_t n;
 
@@ -682,6 +683,8 @@ TEST_F(dev, user_stage)
 				users[x->cpu]++;
 			if (!(x->flags & RTLAT_REC_NO_RESPONSE))
 				responses[x->cpu]++;
+			if (!(x->flags & RTLAT_REC_NO_WAITER))
+				handed[x->cpu]++;
 			/* A record without a waiter has neither. */
 			if (x->flags & RTLAT_REC_NO_WAITER)
 				ASSERT_TRUE((x->flags & RTLAT_REC_NO_USER) &&
@@ -691,6 +694,9 @@ TEST_F(dev, user_stage)
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		ASSERT_EQ(0, stats(self->fd, cpu, RTLAT_STAGE_USER, &st, NULL, 0));
 		ASSERT_EQ(users[cpu], st.count);
+		/* Each of the 100 waits got one activation, whatever the
+		 * guest's speed: exactly 100 records had a waiter. */
+		ASSERT_EQ(100, handed[cpu]);
 		/* Each of the 100 waits returned a user stage; a waiter late
 		 * by more than a period finds its record completed without
 		 * it (how many is the guest's speed, not pass/fail). */
