@@ -3261,8 +3261,8 @@ static void final_report(int hang)
 	res[T_INVARIANTS] = sum_fails(C_RECORD, C_EDU, -1) + sum_fails(C_ERRNO, C_EXPECT, DC_NONE)
 			    == 0 ? KSFT_PASS : KSFT_FAIL;
 	res[T_NO_HANG] = sum_fails(C_SIGNAL, C_HANG, -1) == 0 ? KSFT_PASS : KSFT_FAIL;
-	/* On the cap, a failure only when far short. */
-	res[T_CALLS] = calls * 4 >= opt.calls ? KSFT_PASS : KSFT_FAIL;
+	/* The cap came first: the run made fewer calls than it must. */
+	res[T_CALLS] = calls >= opt.calls ? KSFT_PASS : KSFT_FAIL;
 	for (int k = T_DRAINED; k < NTEST; k++)
 		res[k] = targeted[k] < 0 ? KSFT_SKIP : targeted[k] ? KSFT_PASS : KSFT_FAIL;
 	fflush(stdout);
@@ -3540,7 +3540,7 @@ static void usage(const char *argv0)
 	fprintf(stderr, "usage: %s [-s SEED] [-n CALLS] [-t SECONDS] [-j THREADS] [-v]\n"
 		"  -s  seed (RTRS_FUZZ_SEED); default: from the clock, printed\n"
 		"  -n  calls to make (RTRS_FUZZ_CALLS); default 200000 on x86_64, 50000 else\n"
-		"  -t  wall-time cap in seconds (RTRS_FUZZ_SECONDS); default 200\n"
+		"  -t  wall-time cap in seconds (RTRS_FUZZ_SECONDS); default 300\n"
 		"  -j  threads (1..%d); default 8\n"
 		"  -F  CHECK: fake one failure of that check (RTRS_FUZZ_INJECT), to see it fail:\n"
 		"      errno, expected result, record, seq order, record cpu, read length,\n"
@@ -3572,7 +3572,7 @@ int main(int argc, char **argv)
 
 	uname(&u);
 	opt.calls = strcmp(u.machine, "x86_64") ? 50000 : 200000;
-	opt.seconds = 200;
+	opt.seconds = 300;
 	opt.threads = 8;
 	opt.seed = now_ns() ^ ((__u64)getpid() << 32);
 	env = getenv("RTRS_FUZZ_SEED");
