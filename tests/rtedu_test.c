@@ -320,6 +320,12 @@ TEST(factorial_never_stale)
 	OPEN_DEV(DEV0, fd);
 	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
 	bar = map_bar0(name);
+	/* CONFIG_IO_STRICT_DEVMEM (distribution kernels) keeps user space
+	 * off a BAR a driver has claimed: what this test needs. */
+	if (!bar && errno == EINVAL) {
+		close(fd);
+		SKIP(return, "BAR 0 of %s cannot be mapped (CONFIG_IO_STRICT_DEVMEM?)", name);
+	}
 	ASSERT_NE(NULL, bar) TH_LOG("mmap %s resource0: %s", name, strerror(errno));
 	bar[EDU_FACTORIAL] = 1u << 30;
 	ASSERT_NE(0, bar[EDU_STATUS] & EDU_COMPUTING);
@@ -824,6 +830,12 @@ TEST(dma_interrupted_then_unbind)
 		SKIP(return, "DMA unavailable (see dmesg)");
 	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
 	bar = map_bar0(name);
+	/* CONFIG_IO_STRICT_DEVMEM (distribution kernels) keeps user space
+	 * off a BAR a driver has claimed: what this test needs. */
+	if (!bar && errno == EINVAL) {
+		close(fd);
+		SKIP(return, "BAR 0 of %s cannot be mapped (CONFIG_IO_STRICT_DEVMEM?)", name);
+	}
 	ASSERT_NE(NULL, bar) TH_LOG("mmap %s resource0: %s", name, strerror(errno));
 	srand(7);
 	for (int k = 0; k < RTEDU_DMA_MAX; k++) {
