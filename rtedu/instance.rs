@@ -43,7 +43,7 @@ use crate::{
             Sessions,
             Source as _, //
         },
-        preempt::ktime_ns,
+        time::ktime_ns,
         uapi, //
     },
     session::EduSession,

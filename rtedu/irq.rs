@@ -29,7 +29,7 @@ use crate::{
             IrqHandler,
             IrqThread, //
         },
-        preempt::ktime_ns,
+        time::ktime_ns,
     },
 };
 

@@ -38,6 +38,7 @@ use crate::{
     instance::Instance,
     module_parameters, regs,
     rtrs::{
+        barrier::smp_mb,
         context::{
             cancel_hard_timer,
             start_hard_timer,
@@ -51,10 +52,7 @@ use crate::{
             Readers,
             Source, //
         },
-        preempt::{
-            self,
-            ktime_ns, //
-        },
+        time::ktime_ns,
         uapi::{
             self,
             Config,
@@ -233,7 +231,7 @@ impl Source for EduSession {
         let _serial = self.stop_lock.lock();
         self.out.set_stopped(reason);
         self.stopping.store(true, Relaxed);
-        preempt::smp_mb();
+        smp_mb();
         cancel_hard_timer(self);
         // After this the IRQ thread completes no record into this session.
         let mine = {

@@ -73,6 +73,7 @@ use kernel::{
 };
 
 use crate::rtrs::{
+    barrier::smp_mb,
     context::{
         cancel_hard_timer,
         start_hard_timer,
@@ -80,6 +81,7 @@ use crate::rtrs::{
         HardIrq,
         HardTimerCallback, //
     },
+    cpu::cpu_online,
     cpuhp::HotplugReadGuard,
     kthread::{
         RtThread,
@@ -93,11 +95,12 @@ use crate::rtrs::{
         Readers,
         Source, //
     },
-    preempt::{
-        self,
-        ktime_ns,
-        MigrateGuard, //
+    preempt::MigrateGuard,
+    task::{
+        current_is_idle,
+        current_pinned_cpu, //
     },
+    time::ktime_ns,
     uapi::{
         self,
         Config,
@@ -193,7 +196,7 @@ impl HardTimerCallback for CpuState {
         }
         this.irq_lat
             .store(now - this.expected.load(Relaxed), Relaxed);
-        this.irq_idle.store(preempt::current_is_idle(), Relaxed);
+        this.irq_idle.store(current_is_idle(), Relaxed);
         this.irq_seq.store(this.seq.load(Relaxed), Release);
         this.wake_thread();
         HrTimerRestart::NoRestart
@@ -262,7 +265,7 @@ impl CpuState {
         unsafe { start_hard_timer(self, next) };
         // `stop` sets `stopping` and then cancels: either it cancels this
         // timer, or we see the flag here and cancel it ourselves.
-        preempt::smp_mb();
+        smp_mb();
         if self.stopping.load(Relaxed) {
             cancel_hard_timer(self);
         }
@@ -277,11 +280,7 @@ impl CpuState {
         mut ctx: HrTimerCallbackContext<'_, Self>,
     ) -> HrTimerRestart {
         let expected = self.expected.load(Relaxed);
-        let mut rec = self.record_of(
-            self.seq.load(Relaxed),
-            now - expected,
-            preempt::current_is_idle(),
-        );
+        let mut rec = self.record_of(self.seq.load(Relaxed), now - expected, current_is_idle());
         rec.flags |= uapi::REC_NO_THREAD | uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
         let out = self.out.load(Acquire) as *const Output;
         if out.is_null() {
@@ -326,7 +325,7 @@ impl CpuState {
     /// waiter are woken to see it.
     fn halt(&self) {
         self.stopping.store(true, Relaxed);
-        preempt::smp_mb();
+        smp_mb();
         self.wake_thread();
         let _g = self.user_lock.lock();
         self.user_cv.notify_all();
@@ -450,7 +449,7 @@ impl Source for Session {
         let set = {
             let _hp = HotplugReadGuard::new();
             config
-                .cpu_set(kernel::cpu::nr_cpu_ids(), preempt::cpu_online)
+                .cpu_set(kernel::cpu::nr_cpu_ids(), cpu_online)
                 .map_err(measure::uapi_err)?
         };
         let mut ids = KVec::new();
@@ -495,7 +494,7 @@ impl Source for Session {
         let mut threads = self.threads.lock();
         self.out.set_running()?;
         for cpu in self.cpus.iter() {
-            if !preempt::cpu_online(cpu.cpu) {
+            if !cpu_online(cpu.cpu) {
                 self.out.chans[cpu.chan].went_offline.store(true, Relaxed);
                 cpu.halt();
                 continue;
@@ -564,10 +563,10 @@ impl Source for Session {
         if !self.out.config.user_stage() {
             return Err(EINVAL);
         }
-        let cpu_id = preempt::current_pinned_cpu().ok_or(EINVAL)?;
+        let cpu_id = current_pinned_cpu().ok_or(EINVAL)?;
         let cpu = self.cpu(cpu_id).ok_or(EINVAL)?;
         if !self.out.running() {
-            return Err(preempt::eshutdown());
+            return Err(measure::eshutdown());
         }
         if cpu.user_busy.xchg(true, Acquire) {
             return Err(EBUSY);
@@ -683,7 +682,7 @@ impl Session {
         }
         let mut g = cpu.user_lock.lock();
         if !self.out.running() || cpu.stopping.load(Relaxed) {
-            return Err(preempt::eshutdown());
+            return Err(measure::eshutdown());
         }
         // Wait for the next activation the kernel thread hands over. A
         // waiter that leaves (signal, stop) withdraws first, so the kernel
@@ -700,7 +699,7 @@ impl Session {
                 return Err(if interrupted {
                     EINTR
                 } else {
-                    preempt::eshutdown()
+                    measure::eshutdown()
                 });
             }
             interrupted = cpu.user_cv.wait_interruptible(&mut g);
@@ -710,7 +709,7 @@ impl Session {
         // is checked again with migration off, as the time is taken.
         let on_cpu = {
             let pin = MigrateGuard::new();
-            let ok = pin.cpu() == cpu.cpu && preempt::current_pinned_cpu() == Some(cpu.cpu);
+            let ok = pin.cpu() == cpu.cpu && current_pinned_cpu() == Some(cpu.cpu);
             if ok {
                 rec.lat_ns[uapi::STAGE_USER] = ktime_ns() - rec.expected_ns as i64;
             }

@@ -74,7 +74,6 @@ extern "C" {
     pub(crate) fn rtrs_set_current_interruptible();
     pub(crate) fn rtrs_set_current_running();
     pub(crate) fn rtrs_current_is_idle() -> bool;
-    pub(crate) fn rtrs_ktime_get_ns() -> i64;
     pub(crate) fn rtrs_trace_puts(s: *const c_char);
     pub(crate) fn rtrs_current_pinned_cpu() -> c_int;
     pub(crate) fn rtrs_capable_rt() -> bool;

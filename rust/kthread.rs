@@ -136,7 +136,7 @@ impl<T: RtThreadFn> RtThread<T> {
         prio: u32,
         name: &'static CStr,
     ) -> Result<Self> {
-        if prio > 99 || !super::preempt::cpu_online(cpu) {
+        if prio > 99 || !super::cpu::cpu_online(cpu) {
             return Err(EINVAL);
         }
         let start = KBox::new(Start { data, cpu }, GFP_KERNEL)?;

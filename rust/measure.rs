@@ -54,16 +54,15 @@ use kernel::{
 
 use super::{
     file as rfile, hist,
-    preempt::{
-        self,
-        ktime_ns, //
-    },
     raw_spinlock::RawSpinLockIrq,
     ring::{
         self,
         new_kring,
         KRing, //
     },
+    task,
+    time::ktime_ns,
+    trace,
     uapi::{
         self,
         ioc,
@@ -532,7 +531,7 @@ impl Output {
         if !self.stop_with(uapi::STOP_THRESHOLD, Some(t)) {
             return false;
         }
-        preempt::trace_marker(self.trip_marker);
+        trace::trace_marker(self.trip_marker);
         if self.config.flags & uapi::CFG_TRACING_OFF != 0 {
             // SAFETY: `tracing_off` has no precondition.
             unsafe { bindings::tracing_off() };
@@ -630,6 +629,12 @@ impl Output {
         writer.write_slice(&buf)?;
         Ok(0)
     }
+}
+
+/// `-ESHUTDOWN`: the session this call waited on was stopped (Linux 7.2's
+/// `kernel::error::code` has no `ESHUTDOWN`).
+pub(crate) fn eshutdown() -> Error {
+    Error::from_errno(-(kernel::bindings::ESHUTDOWN as i32))
 }
 
 pub(crate) fn uapi_err(e: UapiError) -> Error {
@@ -758,7 +763,7 @@ fn config<S: Source, L: SessionLock<S>>(
     id: u64,
     arg: usize,
 ) -> Result<isize> {
-    if !preempt::capable_rt() {
+    if !task::capable_rt() {
         return Err(EPERM);
     }
     let mut buf = [0u8; uapi::CONFIG_SIZE];
@@ -811,7 +816,7 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
     match cmd {
         ioc::CONFIG => config(lock, dev, id, arg),
         ioc::START => {
-            if !preempt::capable_rt() {
+            if !task::capable_rt() {
                 return Err(EPERM);
             }
             owned(lock, id)?.start()?;

@@ -45,8 +45,8 @@ use kernel::{
 
 use super::{
     context::CpuPinned,
-    ffi,
-    preempt::cpu_possible, //
+    cpu::cpu_possible,
+    ffi, //
 };
 
 /// One `T` for every possible CPU.

@@ -7,7 +7,11 @@
 //!   [`context::Sleepable`]) and hard-IRQ hrtimer callbacks that receive one;
 //! - [`raw_spinlock`]: [`raw_spinlock::RawSpinLock`] and its irqsave variant,
 //!   the only locks allowed in hard-IRQ context on PREEMPT_RT;
-//! - [`preempt`]: preemption and migration guards;
+//! - [`preempt`]: preemption and migration guards, and what the current
+//!   context is (hard IRQ, preemptible, interrupts off);
+//! - [`cpu`]: online and possible CPUs; [`task`]: the current task's
+//!   idleness, affinity and RT capabilities; [`time`]: CLOCK_MONOTONIC time
+//!   stamps; [`trace`]: ftrace markers; [`barrier`]: the SMP barrier;
 //! - [`percpu`]: per-CPU storage with access pinned to a CPU;
 //! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
 //! - [`cpuhp`]: CPU hotplug notifications, and holding hotplug off while a
@@ -42,7 +46,9 @@
     reason = "shared layer: every module uses another subset of it"
 )]
 
+pub(crate) mod barrier;
 pub(crate) mod context;
+pub(crate) mod cpu;
 pub(crate) mod cpuhp;
 mod ffi;
 pub(crate) mod file;
@@ -61,6 +67,9 @@ pub(crate) mod preempt;
 pub(crate) mod raw_spinlock;
 pub(crate) mod ring;
 pub(crate) mod sync;
+pub(crate) mod task;
+pub(crate) mod time;
+pub(crate) mod trace;
 #[path = "../lib/rtcore/src/uapi.rs"]
 #[expect(
     unreachable_pub,

@@ -216,12 +216,6 @@ bool rtrs_current_is_idle(void)
 	return is_idle_task(current);
 }
 
-/* ktime_get() in ns (CLOCK_MONOTONIC). */
-s64 rtrs_ktime_get_ns(void)
-{
-	return ktime_get_ns();
-}
-
 /* trace_puts(): a marker in the ftrace buffer. */
 void rtrs_trace_puts(const char *s)
 {

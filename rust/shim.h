@@ -55,7 +55,6 @@ void __percpu *rtrs_alloc_percpu(size_t size, size_t align);
 bool rtrs_cpu_possible(unsigned int cpu);
 struct rtrs_irqsave_try rtrs_raw_spin_lock_irqsave_try(raw_spinlock_t *lock);
 bool rtrs_current_is_idle(void);
-s64 rtrs_ktime_get_ns(void);
 void rtrs_trace_puts(const char *s);
 int rtrs_current_pinned_cpu(void);
 bool rtrs_capable_rt(void);

@@ -36,6 +36,7 @@ mod tests {
             HardTimerCallback,
             Sleepable, //
         },
+        cpu::cpu_online,
         kthread::{
             RtThread,
             RtThreadFn,
@@ -46,7 +47,6 @@ mod tests {
             PerCpuLocked, //
         },
         preempt::{
-            cpu_online,
             irqs_disabled,
             preemptible,
             MigrateGuard,

@@ -42,15 +42,13 @@ use rtrs::{
         HardIrq,
         HardTimerCallback, //
     },
+    cpu::cpu_online,
     kthread::{
         RtThread,
         RtThreadFn,
         ThreadContext, //
     },
-    preempt::{
-        self,
-        ktime_ns, //
-    },
+    time::ktime_ns,
 };
 
 module! {
@@ -127,7 +125,7 @@ impl kernel::Module for Floor {
             started: ktime_ns(),
         };
         for cpu in 0..kernel::cpu::nr_cpu_ids() {
-            if !preempt::cpu_online(cpu) {
+            if !cpu_online(cpu) {
                 continue;
             }
             let tick = Arc::pin_init(

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the measuring code asks of the current task: whether it is the idle
+//! task, the one CPU its affinity allows, and its right to run RT
+//! measurements.
+
+use super::ffi;
+
+/// True if the current task is the idle task (an interrupt taken while idle).
+#[inline]
+pub(crate) fn current_is_idle() -> bool {
+    // SAFETY: Reads `current`; no precondition.
+    unsafe { ffi::rtrs_current_is_idle() }
+}
+
+/// The CPU the current task's affinity is restricted to, if exactly one.
+#[inline]
+pub(crate) fn current_pinned_cpu() -> Option<u32> {
+    // SAFETY: Reads the current task's affinity; no precondition.
+    let cpu = unsafe { ffi::rtrs_current_pinned_cpu() };
+    u32::try_from(cpu).ok()
+}
+
+/// True if the caller may run RT measurements (`CAP_SYS_NICE` and `CAP_SYS_ADMIN`).
+#[inline]
+pub(crate) fn capable_rt() -> bool {
+    // SAFETY: Checks the current credentials; no precondition.
+    unsafe { ffi::rtrs_capable_rt() }
+}
