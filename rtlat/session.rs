@@ -124,12 +124,12 @@ pub(crate) struct CpuState {
     ///
     /// # Invariants
     ///
-    /// 0, or the address of the pinned [`Output`] of the session that owns
+    /// Null, or the pinned [`Output`] of the session that owns
     /// this state, set by [`Session::start`] before any timer is armed.
     /// The session outlives every run of the timer: the timer is armed only
     /// by its kernel threads, which hold a reference to the session, and
     /// [`Session::stop`] cancels it before letting them go.
-    out: Atomic<usize>,
+    out: Atomic<*const Output>,
     /// Bumped by the hard IRQ of an irq-only session when the kernel thread
     /// has something to do (wake the readers, or halt after a trip).
     kicks: Atomic<u64>,
@@ -145,7 +145,7 @@ pub(crate) struct CpuState {
     irq_idle: Atomic<bool>,
     /// The kernel thread's task, for the hard IRQ to wake; `task_ref` keeps
     /// it alive while this state lives.
-    task: Atomic<usize>,
+    task: Atomic<*mut bindings::task_struct>,
     #[pin]
     task_ref: Mutex<Option<ARef<Task>>>,
     /// The user waiter: one at a time; `stop` waits until it has left.
@@ -217,7 +217,7 @@ impl CpuState {
                 period: config.period_ns as i64,
                 user_stage: config.user_stage(),
                 irq_only: !config.thread_stage(),
-                out: Atomic::new(0),
+                out: Atomic::new(core::ptr::null()),
                 kicks: Atomic::new(0),
                 expected: Atomic::new(0),
                 pending_missed: Atomic::new(0),
@@ -225,7 +225,7 @@ impl CpuState {
                 irq_seq: Atomic::new(0),
                 irq_lat: Atomic::new(0),
                 irq_idle: Atomic::new(false),
-                task: Atomic::new(0),
+                task: Atomic::new(core::ptr::null_mut()),
                 task_ref <- new_mutex!(None),
                 user_busy: Atomic::new(false),
                 user_lock <- new_mutex!(UserSide {
@@ -282,7 +282,7 @@ impl CpuState {
         let expected = self.expected.load(Relaxed);
         let mut rec = self.record_of(self.seq.load(Relaxed), now - expected, current_is_idle());
         rec.flags |= uapi::REC_NO_THREAD | uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
-        let out = self.out.load(Acquire) as *const Output;
+        let out = self.out.load(Acquire);
         if out.is_null() {
             return HrTimerRestart::NoRestart;
         }
@@ -313,10 +313,10 @@ impl CpuState {
     /// including the timer's hard IRQ.
     fn wake_thread(&self) {
         let task = self.task.load(Acquire);
-        if task != 0 {
+        if !task.is_null() {
             // SAFETY: `task_ref` holds a reference to the task for as long as
             // `self` lives, and the timer is cancelled before `self` is freed.
-            unsafe { bindings::wake_up_process(task as *mut bindings::task_struct) };
+            unsafe { bindings::wake_up_process(task) };
         }
     }
 
@@ -379,7 +379,7 @@ impl RtThreadFn for Worker {
         // A counted reference, dropped with the CPU state after its timer is
         // cancelled, so the hard IRQ never wakes a freed task.
         let task: ARef<Task> = ARef::from(&**kernel::current!());
-        cpu.task.store(Task::current_raw() as usize, Release);
+        cpu.task.store(Task::current_raw(), Release);
         *cpu.task_ref.lock() = Some(task);
         if cpu.irq_only {
             Self::irq_only(this, ctx);
@@ -502,8 +502,7 @@ impl Source for Session {
             // INVARIANT: `self.out` is pinned in this session, which stays
             // alive while its timers can run (see `CpuState::out`); it is
             // set before the CPU's thread arms the timer.
-            cpu.out
-                .store(core::ptr::from_ref(&self.out) as usize, Release);
+            cpu.out.store(core::ptr::from_ref(&self.out), Release);
             let worker = Arc::new(
                 Worker {
                     session: self.clone(),
