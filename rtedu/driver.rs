@@ -48,7 +48,7 @@ use crate::{
 };
 
 /// An instance slot in `INSTANCES`; freed when dropped.
-pub(crate) struct Slot(pub(crate) usize);
+struct Slot(usize);
 
 /// Claimed slots, a bit each; changed under the `INSTANCES` lock.
 static CLAIMED: Atomic<u32> = Atomic::new(0);

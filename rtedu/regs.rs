@@ -23,7 +23,7 @@ pub(crate) const DMA_CMD: usize = 0x98;
 pub(crate) const END: usize = 0xa0;
 
 /// `STATUS`: a factorial is being computed.
-pub(crate) const STATUS_COMPUTING: u32 = 0x01;
+const STATUS_COMPUTING: u32 = 0x01;
 /// `STATUS`: raise an interrupt when the factorial is done.
 pub(crate) const STATUS_IRQ_FACT: u32 = 0x80;
 /// `DMA_CMD` bits.

@@ -78,7 +78,7 @@ unsafe impl FromBytes for Dma {}
 unsafe impl AsBytes for Dma {}
 
 pub(crate) const VERSION: u32 = 1;
-pub(crate) const IOC_MAGIC: u32 = 0xb8;
+const IOC_MAGIC: u32 = 0xb8;
 pub(crate) const IOC_INFO: u32 = _IOR::<Info>(IOC_MAGIC, 1);
 pub(crate) const IOC_FACTORIAL: u32 = _IOWR::<Factorial>(IOC_MAGIC, 2);
 pub(crate) const IOC_DMA: u32 = _IOWR::<Dma>(IOC_MAGIC, 3);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Preemption and migration guards.
+//! Preemption and migration guards, and what the current context is (hard
+//! IRQ, preemptible, interrupts off).
 //!
 //! - [`PreemptGuard`] (`preempt_disable`): nothing else runs on this CPU
 //!   until it is dropped, except interrupts. On PREEMPT_RT this is a latency
