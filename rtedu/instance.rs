@@ -44,7 +44,7 @@ use crate::{
             Source as _, //
         },
         time::ktime_ns,
-        uapi, //
+        uapi::StopReason, //
     },
     session::EduSession,
 };
@@ -266,13 +266,13 @@ impl Instance {
         self.gone.store(true, Release);
         let session = self.sessions.lock().take();
         if let Some(s) = session {
-            s.stop(uapi::STOP_USER);
+            s.stop(StopReason::User);
         }
         // A session a file still holds (configured, or raced with the
         // above) is stopped too: it can no longer be started.
         let active = self.active.lock().take();
         if let Some(s) = active {
-            s.stop(uapi::STOP_USER);
+            s.stop(StopReason::User);
         }
         {
             let _g = self.done.lock();

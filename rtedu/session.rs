@@ -56,7 +56,8 @@ use crate::{
         uapi::{
             self,
             Config,
-            Record, //
+            Record,
+            StopReason, //
         },
     },
 };
@@ -227,7 +228,7 @@ impl Source for EduSession {
         Ok(())
     }
 
-    fn stop(&self, reason: u32) {
+    fn stop(&self, reason: StopReason) {
         let _serial = self.stop_lock.lock();
         self.out.set_stopped(reason);
         self.stopping.store(true, Relaxed);

@@ -104,7 +104,9 @@ use crate::rtrs::{
     uapi::{
         self,
         Config,
-        Record, //
+        Record,
+        State,
+        StopReason, //
     },
 };
 
@@ -427,9 +429,9 @@ impl Worker {
                 break;
             }
             seen = cpu.kicks.load(Acquire);
-            if out.state() == uapi::STATE_STOPPED {
+            if out.state() == State::Stopped {
                 // A threshold tripped in the hard IRQ: stop every CPU.
-                this.session.halt(uapi::STOP_THRESHOLD);
+                this.session.halt(StopReason::Threshold);
                 break;
             }
             out.notify_readers();
@@ -518,7 +520,7 @@ impl Source for Session {
                 Ok(()) => {}
                 Err(e) => {
                     drop(threads);
-                    self.stop(uapi::STOP_USER);
+                    self.stop(StopReason::User);
                     return Err(e);
                 }
             }
@@ -528,7 +530,7 @@ impl Source for Session {
 
     /// Stops sampling and joins every thread; records and statistics stay.
     /// Sleeps; never call it from a session thread.
-    fn stop(&self, reason: u32) {
+    fn stop(&self, reason: StopReason) {
         let _serial = self.stop_lock.lock();
         self.halt(reason);
         for cpu in self.cpus.iter() {
@@ -582,7 +584,7 @@ impl Source for Session {
 impl Session {
     /// Marks the session stopped (from any task context, also its threads):
     /// no timer is armed again, waiters and readers are woken.
-    fn halt(&self, reason: u32) {
+    fn halt(&self, reason: StopReason) {
         self.out.set_stopped(reason);
         for cpu in self.cpus.iter() {
             cpu.halt();
@@ -596,7 +598,7 @@ impl Session {
         // its `produce` lock, which the caller holds (an irq-only session
         // has no task-context producer).
         if unsafe { self.out.complete(&self.out.chans[cpu.chan], rec) } {
-            self.halt(uapi::STOP_THRESHOLD);
+            self.halt(StopReason::Threshold);
         }
     }
 
@@ -623,7 +625,7 @@ impl Session {
             .out
             .check_early(chan, &mut rec, uapi::STAGE_IRQ..uapi::STAGE_THREAD + 1)
         {
-            self.halt(uapi::STOP_THRESHOLD);
+            self.halt(StopReason::Threshold);
         }
         {
             let mut g = cpu.user_lock.lock();
@@ -737,7 +739,7 @@ impl Session {
             }
         }
         if tripped {
-            self.halt(uapi::STOP_THRESHOLD);
+            self.halt(StopReason::Threshold);
         }
         Ok(rec)
     }

@@ -68,8 +68,10 @@ use super::{
         ioc,
         Config,
         Record,
+        State,
         Stats,
         Status,
+        StopReason,
         UapiError, //
     },
 };
@@ -301,8 +303,8 @@ impl Output {
         try_pin_init!(Self {
             config,
             chans,
-            state: Atomic::new(uapi::STATE_CONFIGURED),
-            stop_reason: Atomic::new(uapi::STOP_NONE),
+            state: Atomic::new(State::Configured as u32),
+            stop_reason: Atomic::new(StopReason::None as u32),
             trip <- crate::new_raw_spinlock_irq!(Trip::default()),
             started_ns: Atomic::new(0),
             finished: Atomic::new(false),
@@ -314,12 +316,18 @@ impl Output {
         })
     }
 
-    pub(crate) fn state(&self) -> u32 {
-        self.state.load(Relaxed)
+    /// The session's state. Every value `state` holds is one of [`State`].
+    pub(crate) fn state(&self) -> State {
+        State::from_raw(self.state.load(Relaxed)).unwrap_or(State::Idle)
     }
 
     pub(crate) fn running(&self) -> bool {
-        self.state() == uapi::STATE_RUNNING
+        self.state() == State::Running
+    }
+
+    /// Moves `state` from `from` to `to`; false if it was not `from`.
+    fn transition(&self, from: State, to: State) -> bool {
+        self.state.cmpxchg(from as u32, to as u32, Relaxed).is_ok()
     }
 
     /// Configured -> running; `EBUSY` from any other state.
@@ -327,16 +335,16 @@ impl Output {
         // The start time is that of the START that was accepted: set under
         // the trip lock, as `status` reads it, and only on success.
         let _g = self.trip.lock();
-        self.state
-            .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_RUNNING, Relaxed)
-            .map_err(|_| EBUSY)?;
+        if !self.transition(State::Configured, State::Running) {
+            return Err(EBUSY);
+        }
         self.started_ns.store(ktime_ns(), Relaxed);
         Ok(())
     }
 
     /// Marks the session stopped for `reason` (the first reason wins) and
     /// wakes the readers. The source stops its producers itself.
-    pub(crate) fn set_stopped(&self, reason: u32) {
+    pub(crate) fn set_stopped(&self, reason: StopReason) {
         self.stop_with(reason, None);
         self.notify_readers();
     }
@@ -346,19 +354,12 @@ impl Output {
     /// (the first reason wins). The state, its reason and the trip change
     /// together under the trip lock, as [`Self::status`] reads them. Any
     /// context; wakes no one.
-    fn stop_with(&self, reason: u32, trip: Option<Trip>) -> bool {
+    fn stop_with(&self, reason: StopReason, trip: Option<Trip>) -> bool {
         let mut g = self.trip.lock();
-        let stopped = self
-            .state
-            .cmpxchg(uapi::STATE_RUNNING, uapi::STATE_STOPPED, Relaxed)
-            .is_ok()
-            || (trip.is_none()
-                && self
-                    .state
-                    .cmpxchg(uapi::STATE_CONFIGURED, uapi::STATE_STOPPED, Relaxed)
-                    .is_ok());
+        let stopped = self.transition(State::Running, State::Stopped)
+            || (trip.is_none() && self.transition(State::Configured, State::Stopped));
         if stopped {
-            self.stop_reason.store(reason, Relaxed);
+            self.stop_reason.store(reason as u32, Relaxed);
             if let Some(t) = trip {
                 *g = t;
             }
@@ -528,7 +529,7 @@ impl Output {
     /// if it was running (only the first of trips racing on several
     /// channels counts). Any context; wakes no one.
     fn trip(&self, t: Trip) -> bool {
-        if !self.stop_with(uapi::STOP_THRESHOLD, Some(t)) {
+        if !self.stop_with(StopReason::Threshold, Some(t)) {
             return false;
         }
         trace::trace_marker(self.trip_marker);
@@ -555,7 +556,7 @@ impl Output {
             let g = self.trip.lock();
             (
                 *g,
-                self.state(),
+                self.state.load(Relaxed),
                 self.stop_reason.load(Relaxed),
                 self.started_ns.load(Relaxed),
             )
@@ -660,7 +661,7 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
 
     /// Stops sampling for `reason`, waits until no producer runs, and then
     /// calls [`Output::set_finished`]. Sleeps; idempotent.
-    fn stop(&self, reason: u32);
+    fn stop(&self, reason: StopReason);
 
     /// Whether the device measures the user stage with
     /// `RTLAT_IOC_USER_WAIT`: if not, the ioctl is `ENOTTY` whether or not
@@ -793,7 +794,7 @@ fn config<S: Source, L: SessionLock<S>>(
         Err(e) => Err((e, new)),
     });
     match swapped {
-        Ok(Some(old)) => old.stop(uapi::STOP_USER),
+        Ok(Some(old)) => old.stop(StopReason::User),
         Ok(None) => {}
         // Never started (no timer, no thread): dropping it is enough, and
         // stopping it could touch the device state of the session in place.
@@ -823,7 +824,7 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             Ok(0)
         }
         ioc::STOP => {
-            owned(lock, id)?.stop(uapi::STOP_USER);
+            owned(lock, id)?.stop(StopReason::User);
             Ok(0)
         }
         ioc::RESET => {
@@ -876,7 +877,7 @@ pub(crate) fn release<S: Source, L: SessionLock<S>>(lock: &L, id: u64) {
         }
     });
     if let Some(s) = owned {
-        s.stop(uapi::STOP_USER);
+        s.stop(StopReason::User);
     }
 }
 

@@ -81,6 +81,59 @@ pub const STOP_USER: u32 = 1;
 /// A threshold was exceeded.
 pub const STOP_THRESHOLD: u32 = 2;
 
+/// A session's state: [`Status::state`] as an enum (the ABI keeps the
+/// integers `STATE_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum State {
+    /// No session.
+    Idle = STATE_IDLE,
+    /// Configured, not started.
+    Configured = STATE_CONFIGURED,
+    /// Sampling.
+    Running = STATE_RUNNING,
+    /// Stopped; statistics and records remain readable.
+    Stopped = STATE_STOPPED,
+}
+
+impl State {
+    /// The state an ABI integer names, if any.
+    pub const fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            STATE_IDLE => Some(Self::Idle),
+            STATE_CONFIGURED => Some(Self::Configured),
+            STATE_RUNNING => Some(Self::Running),
+            STATE_STOPPED => Some(Self::Stopped),
+            _ => None,
+        }
+    }
+}
+
+/// Why a session stopped: [`Status::stop_reason`] as an enum (the ABI keeps
+/// the integers `STOP_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum StopReason {
+    /// Not stopped.
+    None = STOP_NONE,
+    /// `RTLAT_IOC_STOP`, a close, a reconfiguration or an unbind.
+    User = STOP_USER,
+    /// A threshold was exceeded.
+    Threshold = STOP_THRESHOLD,
+}
+
+impl StopReason {
+    /// The reason an ABI integer names, if any.
+    pub const fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            STOP_NONE => Some(Self::None),
+            STOP_USER => Some(Self::User),
+            STOP_THRESHOLD => Some(Self::Threshold),
+            _ => None,
+        }
+    }
+}
+
 /// ioctl type byte.
 pub const IOC_MAGIC: u32 = 0xb7;
 
@@ -640,6 +693,25 @@ pub mod ioc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn state_and_stop_reason_round_trip_their_abi_integers() {
+        for st in [
+            State::Idle,
+            State::Configured,
+            State::Running,
+            State::Stopped,
+        ] {
+            assert_eq!(State::from_raw(st as u32), Some(st));
+        }
+        for r in [StopReason::None, StopReason::User, StopReason::Threshold] {
+            assert_eq!(StopReason::from_raw(r as u32), Some(r));
+        }
+        assert_eq!(State::from_raw(STATE_STOPPED + 1), None);
+        assert_eq!(StopReason::from_raw(STOP_THRESHOLD + 1), None);
+        assert_eq!(State::Running as u32, 2);
+        assert_eq!(StopReason::Threshold as u32, 2);
+    }
 
     #[test]
     fn sizes_are_what_the_header_says() {

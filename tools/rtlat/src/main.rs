@@ -26,7 +26,7 @@ use std::{
 use clap::{Args, Parser, Subcommand};
 use rtcore::{
     hist,
-    uapi::{self, Config, STAGE_IRQ, STAGE_RESPONSE, STAGE_THREAD, STAGE_USER},
+    uapi::{self, Config, State, StopReason, STAGE_IRQ, STAGE_RESPONSE, STAGE_THREAD, STAGE_USER},
 };
 
 use device::Device;
@@ -486,8 +486,8 @@ impl Run<'_> {
             thread::sleep(Duration::from_millis(100));
             let st = dev.status()?;
             let elapsed = started.elapsed();
-            if st.state == uapi::STATE_STOPPED {
-                reason = if st.stop_reason == uapi::STOP_THRESHOLD {
+            if State::from_raw(st.state) == Some(State::Stopped) {
+                reason = if StopReason::from_raw(st.stop_reason) == Some(StopReason::Threshold) {
                     "threshold"
                 } else {
                     "error"
@@ -734,12 +734,15 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
             stages: sr,
         });
     }
-    let trip = (status.stop_reason == uapi::STOP_THRESHOLD).then(|| report::Trip {
-        cpu: status.trip_cpu,
-        stage: uapi::STAGE_NAMES[status.trip_stage as usize % uapi::NR_STAGES].to_string(),
-        value_ns: status.trip_value_ns,
-        seq: status.trip_seq,
-    });
+    let trip =
+        (StopReason::from_raw(status.stop_reason) == Some(StopReason::Threshold)).then(|| {
+            report::Trip {
+                cpu: status.trip_cpu,
+                stage: uapi::STAGE_NAMES[status.trip_stage as usize % uapi::NR_STAGES].to_string(),
+                value_ns: status.trip_value_ns,
+                seq: status.trip_seq,
+            }
+        });
     let report = report::Report {
         schema: report::SCHEMA.into(),
         schema_version: report::SCHEMA_VERSION,
