@@ -316,7 +316,9 @@ impl Output {
         })
     }
 
-    /// The session's state. Every value `state` holds is one of [`State`].
+    /// The session's state. `state` is written only by [`Self::new`] and
+    /// [`Self::transition`], with [`State`] values: the fallback is never
+    /// taken.
     pub(crate) fn state(&self) -> State {
         State::from_raw(self.state.load(Relaxed)).unwrap_or(State::Idle)
     }

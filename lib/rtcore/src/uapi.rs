@@ -442,9 +442,9 @@ impl Record {
 /// `struct rtlat_status`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Status {
-    /// `STATE_*`.
+    /// `STATE_*` ([`State`]).
     pub state: u32,
-    /// `STOP_*`.
+    /// `STOP_*` ([`StopReason`]).
     pub stop_reason: u32,
     /// For a threshold stop: the CPU, stage, value and sequence that tripped it.
     pub trip_cpu: u32,
