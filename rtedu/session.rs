@@ -57,6 +57,7 @@ use crate::{
             self,
             Config,
             Record,
+            Stage,
             StopReason, //
         },
     },
@@ -150,8 +151,8 @@ impl EduSession {
             missed: self.raised_missed.load(Relaxed),
             flags: uapi::REC_NO_USER | uapi::REC_NO_RESPONSE,
         };
-        rec.lat_ns[uapi::STAGE_IRQ] = irq_ns - raise;
-        rec.lat_ns[uapi::STAGE_THREAD] = thread_ns - raise;
+        rec.lat_ns[Stage::Irq] = irq_ns - raise;
+        rec.lat_ns[Stage::Thread] = thread_ns - raise;
         // SAFETY: The channel's only producer is the IRQ thread, serialised
         // by `inst.active`.
         let tripped = unsafe { self.out.complete(&self.out.chans[0], rec) };
@@ -175,8 +176,8 @@ impl Source for EduSession {
         // completes every event) cannot be honoured.
         if config.cpus.iter().any(|&w| w != 0)
             || !config.thread_stage()
-            || config.stages & (1 << uapi::STAGE_RESPONSE) != 0
-            || config.threshold_ns[uapi::STAGE_RESPONSE] != 0
+            || config.stages & Stage::Response.bit() != 0
+            || config.threshold_ns[Stage::Response] != 0
         {
             return Err(EINVAL);
         }
@@ -256,15 +257,15 @@ impl Source for EduSession {
         if !self.out.config.user_stage() || rec.flags & uapi::REC_NO_USER == 0 {
             return false;
         }
-        rec.lat_ns[uapi::STAGE_USER] = ktime_ns() - rec.expected_ns as i64;
+        rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
         rec.flags &= !uapi::REC_NO_USER;
-        self.out.mark_threshold(chan, rec, uapi::STAGE_USER);
+        self.out.mark_threshold(chan, rec, Stage::User);
         true
     }
 
     fn woken_delivered(&self, chan: &Channel, rec: &Record) {
         let mut rec = *rec;
-        if self.out.complete_stage(chan, &mut rec, uapi::STAGE_USER) {
+        if self.out.complete_stage(chan, &mut rec, Stage::User) {
             self.stopping.store(true, Relaxed);
             cancel_hard_timer(self);
         }

@@ -105,6 +105,7 @@ use crate::rtrs::{
         self,
         Config,
         Record,
+        Stage,
         State,
         StopReason, //
     },
@@ -348,7 +349,7 @@ impl CpuState {
             missed: self.pending_missed.load(Relaxed),
             flags: 0,
         };
-        rec.lat_ns[uapi::STAGE_IRQ] = irq_lat;
+        rec.lat_ns[Stage::Irq] = irq_lat;
         if idle {
             rec.flags |= uapi::REC_IDLE;
         }
@@ -398,7 +399,7 @@ impl RtThreadFn for Worker {
             let now = ktime_ns();
             handled = cpu.irq_seq.load(Acquire);
             let mut rec = cpu.fired_record(handled);
-            rec.lat_ns[uapi::STAGE_THREAD] = now - cpu.expected.load(Relaxed);
+            rec.lat_ns[Stage::Thread] = now - cpu.expected.load(Relaxed);
             if cpu.user_stage {
                 this.session.thread_done(cpu, rec);
             } else {
@@ -623,7 +624,7 @@ impl Session {
         let chan = &self.out.chans[cpu.chan];
         if self
             .out
-            .check_early(chan, &mut rec, uapi::STAGE_IRQ..uapi::STAGE_THREAD + 1)
+            .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread])
         {
             self.halt(StopReason::Threshold);
         }
@@ -659,12 +660,12 @@ impl Session {
     /// caller holds `cpu.produce`.
     fn complete_pending(&self, cpu: &CpuState, mut rec: Record, response: Option<i64>) {
         match response {
-            Some(r) => rec.lat_ns[uapi::STAGE_RESPONSE] = r,
+            Some(r) => rec.lat_ns[Stage::Response] = r,
             None => rec.flags |= uapi::REC_NO_RESPONSE,
         }
-        if rec.lat_ns[uapi::STAGE_USER] < 0 {
+        if rec.lat_ns[Stage::User] < 0 {
             rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
-            rec.lat_ns[uapi::STAGE_RESPONSE] = -1;
+            rec.lat_ns[Stage::Response] = -1;
         }
         self.complete(cpu, rec);
     }
@@ -712,7 +713,7 @@ impl Session {
             let pin = MigrateGuard::new();
             let ok = pin.cpu() == cpu.cpu && current_pinned_cpu() == Some(cpu.cpu);
             if ok {
-                rec.lat_ns[uapi::STAGE_USER] = ktime_ns() - rec.expected_ns as i64;
+                rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
             }
             ok
         };
@@ -726,11 +727,9 @@ impl Session {
         // this user stage (the waiter was later than a period). The trip
         // (STATUS: stage, value, seq) is what a threshold is for; the
         // record returned here carries REC_THRESHOLD.
-        let tripped = self.out.check_early(
-            &self.out.chans[cpu.chan],
-            &mut rec,
-            uapi::STAGE_USER..uapi::STAGE_USER + 1,
-        );
+        let tripped = self
+            .out
+            .check_early(&self.out.chans[cpu.chan], &mut rec, &[Stage::User]);
         {
             let mut g = cpu.user_lock.lock();
             // Unless the next activation already completed it without us.

@@ -68,6 +68,7 @@ use super::{
         ioc,
         Config,
         Record,
+        Stage,
         State,
         Stats,
         Status,
@@ -132,7 +133,8 @@ impl StageStats {
 pub(crate) struct Channel {
     pub(crate) id: u32,
     pub(crate) ring: KRing<Record>,
-    pub(crate) stats: KVec<StageStats>,
+    /// Per stage, in [`Stage`] index order.
+    stats: KVec<StageStats>,
     pub(crate) missed: Atomic<u64>,
     /// Sampling on this channel stopped for good (its CPU went offline).
     pub(crate) went_offline: Atomic<bool>,
@@ -160,6 +162,11 @@ impl Channel {
             went_offline: Atomic::new(false),
             unattended: Atomic::new(false),
         })
+    }
+
+    /// The statistics of `stage`.
+    pub(crate) fn stats(&self, stage: Stage) -> &StageStats {
+        &self.stats[stage.index()]
     }
 
     /// Readers are woken when this channel's ring reaches this many records.
@@ -236,10 +243,10 @@ impl Readers {
 }
 
 /// Why a threshold tripped.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Trip {
     chan: u32,
-    stage: u32,
+    stage: Stage,
     value: u64,
     seq: u64,
 }
@@ -254,7 +261,7 @@ pub(crate) struct Output {
     /// What tripped; its lock also makes a stop's state and reason change
     /// together, as [`Self::status`] reads them.
     #[pin]
-    trip: RawSpinLockIrq<Trip>,
+    trip: RawSpinLockIrq<Option<Trip>>,
     started_ns: Atomic<i64>,
     /// Set when the source has stopped for good: no record will come.
     finished: Atomic<bool>,
@@ -305,7 +312,7 @@ impl Output {
             chans,
             state: Atomic::new(State::Configured as u32),
             stop_reason: Atomic::new(StopReason::None as u32),
-            trip <- crate::new_raw_spinlock_irq!(Trip::default()),
+            trip <- crate::new_raw_spinlock_irq!(None),
             started_ns: Atomic::new(0),
             finished: Atomic::new(false),
             readers,
@@ -362,8 +369,8 @@ impl Output {
             || (trip.is_none() && self.transition(State::Configured, State::Stopped));
         if stopped {
             self.stop_reason.store(reason as u32, Relaxed);
-            if let Some(t) = trip {
-                *g = t;
+            if trip.is_some() {
+                *g = trip;
             }
         }
         stopped
@@ -394,20 +401,15 @@ impl Output {
 
     /// Adds the measured stages of `rec` to `chan`'s statistics; returns the
     /// first threshold it exceeds. Any context.
-    fn account(
-        &self,
-        chan: &Channel,
-        rec: &Record,
-        stages: core::ops::Range<usize>,
-    ) -> Option<Trip> {
+    fn account(&self, chan: &Channel, rec: &Record, stages: &[Stage]) -> Option<Trip> {
         let mut tripped = None;
-        for stage in stages {
+        for &stage in stages {
             let lat = rec.lat_ns[stage];
             if lat < 0 {
                 continue;
             }
             let lat = lat as u64;
-            chan.stats[stage].add(lat, rec.seq, rec.expected_ns);
+            chan.stats(stage).add(lat, rec.seq, rec.expected_ns);
             if tripped.is_none() {
                 tripped = self.exceeds(chan, rec, stage);
             }
@@ -416,12 +418,12 @@ impl Output {
     }
 
     /// The trip `rec` makes on `stage`, if it exceeds its threshold.
-    fn exceeds(&self, chan: &Channel, rec: &Record, stage: usize) -> Option<Trip> {
+    fn exceeds(&self, chan: &Channel, rec: &Record, stage: Stage) -> Option<Trip> {
         let lat = rec.lat_ns[stage];
         let limit = self.config.threshold_ns[stage];
         (lat >= 0 && limit != 0 && lat as u64 > limit).then_some(Trip {
             chan: chan.id,
-            stage: stage as u32,
+            stage,
             value: lat as u64,
             seq: rec.seq,
         })
@@ -429,7 +431,7 @@ impl Output {
 
     /// Marks `rec` with [`uapi::REC_THRESHOLD`] if its `stage` exceeds the
     /// threshold; accounts nothing, trips nothing.
-    pub(crate) fn mark_threshold(&self, chan: &Channel, rec: &mut Record, stage: usize) {
+    pub(crate) fn mark_threshold(&self, chan: &Channel, rec: &mut Record, stage: Stage) {
         if self.exceeds(chan, rec, stage).is_some() {
             rec.flags |= uapi::REC_THRESHOLD;
         }
@@ -442,13 +444,8 @@ impl Output {
     /// wait for [`Self::record`], whose own check of these stages then finds
     /// the session stopped. Any context; wakes no one (the caller halts its
     /// producers and wakes the readers on a trip).
-    pub(crate) fn check_early(
-        &self,
-        chan: &Channel,
-        rec: &mut Record,
-        stages: core::ops::Range<usize>,
-    ) -> bool {
-        let Some(t) = stages.into_iter().find_map(|s| self.exceeds(chan, rec, s)) else {
+    pub(crate) fn check_early(&self, chan: &Channel, rec: &mut Record, stages: &[Stage]) -> bool {
+        let Some(t) = stages.iter().find_map(|&s| self.exceeds(chan, rec, s)) else {
             return false;
         };
         rec.flags |= uapi::REC_THRESHOLD;
@@ -471,7 +468,7 @@ impl Output {
         if missed != 0 {
             chan.missed.fetch_add(missed, Relaxed);
         }
-        let tripped = self.account(chan, &rec, 0..uapi::NR_STAGES);
+        let tripped = self.account(chan, &rec, &Stage::ALL);
         if tripped.is_some() {
             rec.flags |= uapi::REC_THRESHOLD;
         }
@@ -513,8 +510,8 @@ impl Output {
     /// A stage measured by the reader itself (rtedu's user stage, stamped by
     /// `read()` on the record whose event woke it): statistics and
     /// thresholds; true if it tripped. Task context.
-    pub(crate) fn complete_stage(&self, chan: &Channel, rec: &mut Record, stage: usize) -> bool {
-        match self.account(chan, rec, stage..stage + 1) {
+    pub(crate) fn complete_stage(&self, chan: &Channel, rec: &mut Record, stage: Stage) -> bool {
+        match self.account(chan, rec, &[stage]) {
             Some(t) => {
                 rec.flags |= uapi::REC_THRESHOLD;
                 let tripped = self.trip(t);
@@ -566,10 +563,10 @@ impl Output {
         let mut s = Status {
             state,
             stop_reason,
-            trip_cpu: t.chan,
-            trip_stage: t.stage,
-            trip_value_ns: t.value,
-            trip_seq: t.seq,
+            trip_cpu: t.map_or(0, |t| t.chan),
+            trip_stage: t.map_or(0, |t| t.stage as u32),
+            trip_value_ns: t.map_or(0, |t| t.value),
+            trip_seq: t.map_or(0, |t| t.seq),
             started_ns: started_ns as u64,
             ..Default::default()
         };
@@ -599,7 +596,7 @@ impl Output {
         reader.read_slice(&mut buf)?;
         let mut st = Stats::decode_request(&buf).map_err(uapi_err)?;
         let chan = self.chan(st.cpu).ok_or(EINVAL)?;
-        let stage = &chan.stats[st.stage as usize];
+        let stage = chan.stats(Stage::from_raw(st.stage).ok_or(EINVAL)?);
         let sum = stage.summary();
         let buckets = stage.buckets()?;
         let k = chan.ring.counters();
@@ -1038,7 +1035,7 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(lock: &L, m: &SeqFile, name: 
         st.missed
     );
     for chan in out.chans.iter() {
-        for (stage, s) in chan.stats.iter().enumerate() {
+        for (stage, s) in Stage::ALL.into_iter().zip(chan.stats.iter()) {
             let sum = s.summary();
             if sum.count == 0 {
                 continue;
@@ -1054,7 +1051,7 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(lock: &L, m: &SeqFile, name: 
                 m,
                 "cpu {} {}: count {} min {} avg {} max {} p50 {} p99 {} p99.9 {} p99.99 {} missed {} dropped {}\n",
                 chan.id,
-                uapi::STAGE_NAMES[stage],
+                stage.name(),
                 sum.count,
                 sum.min,
                 sum.mean(),

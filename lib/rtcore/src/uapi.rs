@@ -17,18 +17,75 @@ pub const MAX_CPUS: usize = 256;
 /// 64-bit words of a CPU-set bitmap.
 pub const CPU_WORDS: usize = MAX_CPUS / 64;
 
-/// Stage indices.
-pub const STAGE_IRQ: usize = 0;
-/// Kernel thread woken from the timer interrupt.
-pub const STAGE_THREAD: usize = 1;
-/// User thread blocked in the device.
-pub const STAGE_USER: usize = 2;
-/// Response: from the expiry until the user thread came back for the next one.
-pub const STAGE_RESPONSE: usize = 3;
 /// Number of stages.
 pub const NR_STAGES: usize = 4;
-/// Stage names, as the tool prints them.
-pub const STAGE_NAMES: [&str; NR_STAGES] = ["irq", "thread", "user", "response"];
+
+/// A stage of one activation, in the order they happen; its value is the
+/// stage's index in the ABI (`RTLAT_STAGE_*`: per-stage arrays, bits of
+/// [`Config::stages`], [`Stats::stage`], [`Status::trip_stage`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u32)]
+pub enum Stage {
+    /// The timer interrupt (hard-IRQ context).
+    Irq = 0,
+    /// The kernel thread woken from the timer interrupt.
+    Thread = 1,
+    /// The user thread blocked in the device.
+    User = 2,
+    /// Response: from the expiry until the user thread came back for the
+    /// next one.
+    Response = 3,
+}
+
+impl Stage {
+    /// Every stage, in index order.
+    pub const ALL: [Stage; NR_STAGES] = [Self::Irq, Self::Thread, Self::User, Self::Response];
+
+    /// The stage an ABI index names, if any.
+    pub const fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Self::Irq),
+            1 => Some(Self::Thread),
+            2 => Some(Self::User),
+            3 => Some(Self::Response),
+            _ => None,
+        }
+    }
+
+    /// The stage's index in per-stage arrays.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The stage's bit in [`Config::stages`].
+    pub const fn bit(self) -> u32 {
+        1 << self as u32
+    }
+
+    /// The stage's name, as the tool prints it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Irq => "irq",
+            Self::Thread => "thread",
+            Self::User => "user",
+            Self::Response => "response",
+        }
+    }
+}
+
+impl<T> core::ops::Index<Stage> for [T; NR_STAGES] {
+    type Output = T;
+
+    fn index(&self, stage: Stage) -> &T {
+        &self[stage.index()]
+    }
+}
+
+impl<T> core::ops::IndexMut<Stage> for [T; NR_STAGES] {
+    fn index_mut(&mut self, stage: Stage) -> &mut T {
+        &mut self[stage.index()]
+    }
+}
 
 /// Smallest and largest period, in ns.
 pub const PERIOD_MIN_NS: u64 = 50_000;
@@ -249,7 +306,7 @@ impl Default for Config {
         Self {
             period_ns: PERIOD_DEFAULT_NS,
             cpus: [0; CPU_WORDS],
-            stages: (1 << STAGE_IRQ) | (1 << STAGE_THREAD),
+            stages: Stage::Irq.bit() | Stage::Thread.bit(),
             priority: PRIORITY_DEFAULT,
             threshold_ns: [0; NR_STAGES],
             flags: 0,
@@ -282,13 +339,15 @@ impl Config {
 
     /// Checks every field's range.
     pub fn validate(&self) -> Result<(), UapiError> {
-        let known = (1 << STAGE_IRQ) | (1 << STAGE_THREAD) | (1 << STAGE_USER);
+        let known = Stage::Irq.bit() | Stage::Thread.bit() | Stage::User.bit();
         if !(PERIOD_MIN_NS..=PERIOD_MAX_NS).contains(&self.period_ns)
-            || self.stages & (1 << STAGE_IRQ) == 0
+            || !self.measures(Stage::Irq)
             || (self.user_stage() && !self.thread_stage())
             || self.stages & !known != 0
             // A threshold on a stage that is not measured would never trip.
-            || (0..NR_STAGES).any(|s| self.threshold_ns[s] != 0 && !self.measures(s))
+            || Stage::ALL
+                .into_iter()
+                .any(|s| self.threshold_ns[s] != 0 && !self.measures(s))
             || !(1..=99).contains(&self.priority)
             || self.flags & !CFG_FLAGS != 0
             || (self.ring_records != 0
@@ -359,21 +418,20 @@ impl Config {
 
     /// True if the user stage is enabled.
     pub fn user_stage(&self) -> bool {
-        self.stages & (1 << STAGE_USER) != 0
+        self.stages & Stage::User.bit() != 0
     }
 
     /// True if the thread stage is enabled (false: an irq-only session).
     pub fn thread_stage(&self) -> bool {
-        self.stages & (1 << STAGE_THREAD) != 0
+        self.stages & Stage::Thread.bit() != 0
     }
 
     /// True if `stage` is measured (the response time comes with the user
     /// stage).
-    pub fn measures(&self, stage: usize) -> bool {
+    pub fn measures(&self, stage: Stage) -> bool {
         match stage {
-            STAGE_RESPONSE => self.user_stage(),
-            s if s < NR_STAGES => self.stages & (1 << s) != 0,
-            _ => false,
+            Stage::Response => self.user_stage(),
+            s => self.stages & s.bit() != 0,
         }
     }
 }
@@ -448,7 +506,7 @@ pub struct Status {
     pub stop_reason: u32,
     /// For a threshold stop: the CPU, stage, value and sequence that tripped it.
     pub trip_cpu: u32,
-    /// Stage index of the trip.
+    /// The stage's index of the trip ([`Stage`]).
     pub trip_stage: u32,
     /// Latency that tripped, ns.
     pub trip_value_ns: u64,
@@ -547,7 +605,7 @@ impl Status {
 pub struct Stats {
     /// In: the CPU.
     pub cpu: u32,
-    /// In: the stage index.
+    /// In: the stage's index ([`Stage`]).
     pub stage: u32,
     /// In: user address of a `u64` array for the histogram, or 0.
     pub buckets_ptr: u64,
@@ -590,7 +648,7 @@ impl Stats {
             nr_buckets: r.u32(),
             ..Default::default()
         };
-        if s.stage as usize >= NR_STAGES || s.cpu as usize >= MAX_CPUS {
+        if Stage::from_raw(s.stage).is_none() || s.cpu as usize >= MAX_CPUS {
             return Err(UapiError::Invalid);
         }
         Ok(s)
@@ -714,6 +772,25 @@ mod tests {
     }
 
     #[test]
+    fn stages_round_trip_their_abi_indices() {
+        for (i, st) in Stage::ALL.into_iter().enumerate() {
+            assert_eq!(st.index(), i);
+            assert_eq!(Stage::from_raw(i as u32), Some(st));
+            assert_eq!(st.bit(), 1 << i);
+        }
+        assert_eq!(Stage::from_raw(NR_STAGES as u32), None);
+        // The header's RTLAT_STAGE_* values.
+        assert_eq!((Stage::Irq as u32, Stage::Response as u32), (0, 3));
+        let mut per = [0u8; NR_STAGES];
+        per[Stage::User] = 7;
+        assert_eq!((per[2], per[Stage::User]), (7, 7));
+        assert_eq!(
+            Stage::ALL.map(Stage::name),
+            ["irq", "thread", "user", "response"]
+        );
+    }
+
+    #[test]
     fn sizes_are_what_the_header_says() {
         assert_eq!(CONFIG_SIZE, 96);
         assert_eq!(RECORD_SIZE, 64);
@@ -747,20 +824,20 @@ mod tests {
     fn config_round_trip_and_validation() {
         let mut c = Config::default();
         c.cpus[0] = 0b101;
-        c.threshold_ns[STAGE_THREAD] = 50_000;
+        c.threshold_ns[Stage::Thread] = 50_000;
         let mut b = [0u8; CONFIG_SIZE];
         c.encode(&mut b);
         assert_eq!(Config::decode(&b), Ok(c));
         assert!(c.has_cpu(0) && !c.has_cpu(1) && c.has_cpu(2));
         // Irq-only, with an irq threshold: valid.
         let mut irq = Config {
-            stages: 1 << STAGE_IRQ,
+            stages: Stage::Irq.bit(),
             ..Default::default()
         };
-        irq.threshold_ns[STAGE_IRQ] = 10_000;
+        irq.threshold_ns[Stage::Irq] = 10_000;
         irq.encode(&mut b);
         assert_eq!(Config::decode(&b), Ok(irq));
-        assert!(!irq.thread_stage() && irq.measures(STAGE_IRQ) && !irq.measures(STAGE_RESPONSE));
+        assert!(!irq.thread_stage() && irq.measures(Stage::Irq) && !irq.measures(Stage::Response));
         c.encode(&mut b);
         assert_eq!(Config::decode(&b[..CONFIG_SIZE - 1]), Err(UapiError::Size));
         let mut bad = b;
@@ -771,15 +848,15 @@ mod tests {
             |c: &mut Config| c.period_ns = PERIOD_MAX_NS + 1,
             |c: &mut Config| c.priority = 0,
             |c: &mut Config| c.priority = 100,
-            |c: &mut Config| c.stages = 1 << STAGE_USER,
-            |c: &mut Config| c.stages = 1 << STAGE_THREAD,
-            |c: &mut Config| c.stages = (1 << STAGE_IRQ) | (1 << STAGE_USER),
+            |c: &mut Config| c.stages = Stage::User.bit(),
+            |c: &mut Config| c.stages = Stage::Thread.bit(),
+            |c: &mut Config| c.stages = Stage::Irq.bit() | Stage::User.bit(),
             |c: &mut Config| {
-                c.stages = 1 << STAGE_IRQ;
-                c.threshold_ns[STAGE_THREAD] = 1;
+                c.stages = Stage::Irq.bit();
+                c.threshold_ns[Stage::Thread] = 1;
             },
-            |c: &mut Config| c.threshold_ns[STAGE_USER] = 1,
-            |c: &mut Config| c.threshold_ns[STAGE_RESPONSE] = 1,
+            |c: &mut Config| c.threshold_ns[Stage::User] = 1,
+            |c: &mut Config| c.threshold_ns[Stage::Response] = 1,
             |c: &mut Config| c.stages |= 1 << 7,
             |c: &mut Config| c.flags = 1 << 9,
             |c: &mut Config| c.ring_records = 1000,

@@ -98,7 +98,7 @@ impl Device {
     }
 
     /// Statistics and histogram of one CPU and stage.
-    pub fn stats(&self, cpu: u32, stage: usize) -> io::Result<(Stats, Vec<u64>)> {
+    pub fn stats(&self, cpu: u32, stage: uapi::Stage) -> io::Result<(Stats, Vec<u64>)> {
         let mut buckets = vec![0u64; hist::BUCKETS];
         let req = Stats {
             cpu,

@@ -26,7 +26,7 @@ use std::{
 use clap::{Args, Parser, Subcommand};
 use rtcore::{
     hist,
-    uapi::{self, Config, State, StopReason, STAGE_IRQ, STAGE_RESPONSE, STAGE_THREAD, STAGE_USER},
+    uapi::{self, Config, Stage, State, StopReason},
 };
 
 use device::Device;
@@ -125,7 +125,7 @@ struct Common {
     user: bool,
     /// Stop when a stage exceeds a latency, STAGE=µs (e.g. thread=100); repeatable.
     #[arg(short = 'T', long = "threshold", value_parser = parse_threshold)]
-    thresholds: Vec<(usize, u64)>,
+    thresholds: Vec<(Stage, u64)>,
     /// With a threshold: call tracing_off() so a trace running alongside keeps the culprit.
     #[arg(long)]
     tracing_off: bool,
@@ -193,14 +193,14 @@ fn parse_warm_up(s: &str) -> Result<Duration, String> {
     parse_duration(s)
 }
 
-fn stage_index(name: &str) -> Result<usize, String> {
-    uapi::STAGE_NAMES[..3]
-        .iter()
-        .position(|&n| n == name)
+fn stage_index(name: &str) -> Result<Stage, String> {
+    [Stage::Irq, Stage::Thread, Stage::User]
+        .into_iter()
+        .find(|s| s.name() == name)
         .ok_or_else(|| format!("unknown stage '{name}' (irq, thread, user)"))
 }
 
-fn parse_threshold(s: &str) -> Result<(usize, u64), String> {
+fn parse_threshold(s: &str) -> Result<(Stage, u64), String> {
     let (stage, us) = s
         .split_once('=')
         .ok_or_else(|| format!("threshold '{s}': use STAGE=µs, e.g. thread=100"))?;
@@ -270,7 +270,7 @@ const SLOT_NS: u64 = 100_000_000;
 
 impl Stream {
     /// One record read from the device; `main` is the stage shown.
-    fn add(&mut self, r: &uapi::Record, main: usize) {
+    fn add(&mut self, r: &uapi::Record, main: Stage) {
         self.records += 1;
         let v = r.lat_ns[main];
         if v < 0 {
@@ -400,8 +400,8 @@ fn configure(dev: &Device, config: &Config, c: &Common) -> Result<(), String> {
 struct Run<'a> {
     dev: &'a Device,
     cpus: &'a [u32],
-    stages: &'a [usize],
-    main_stage: usize,
+    stages: &'a [Stage],
+    main_stage: Stage,
     user: bool,
     c: &'a Common,
     live_stages: bool,
@@ -542,10 +542,10 @@ impl Run<'_> {
 
 struct Outcome {
     report: report::Report,
-    hist_cols: Vec<(u32, usize, Vec<u64>, uapi::Stats)>,
+    hist_cols: Vec<(u32, Stage, Vec<u64>, uapi::Stats)>,
     tids: BTreeMap<u32, i32>,
     /// The last stage measured, the one cyclictest's line shows.
-    main_stage: usize,
+    main_stage: Stage,
 }
 
 fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
@@ -578,27 +578,27 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
             ));
         }
     }
-    let mut stages = vec![STAGE_IRQ];
+    let mut stages = vec![Stage::Irq];
     for s in &c.stages {
         let i = stage_index(s)?;
         if !stages.contains(&i) {
             stages.push(i);
         }
     }
-    let user = c.user || stages.contains(&STAGE_USER);
-    if user && !stages.contains(&STAGE_THREAD) {
+    let user = c.user || stages.contains(&Stage::User);
+    if user && !stages.contains(&Stage::Thread) {
         return Err("the user stage needs the thread stage (--stages irq,thread,user)".into());
     }
-    if user && !stages.contains(&STAGE_USER) {
-        stages.push(STAGE_USER);
+    if user && !stages.contains(&Stage::User) {
+        stages.push(Stage::User);
     }
     stages.sort_unstable();
-    let main_stage = *stages.last().unwrap_or(&STAGE_IRQ);
+    let main_stage = *stages.last().unwrap_or(&Stage::Irq);
     for (st, _) in &c.thresholds {
-        if *st == STAGE_USER && !user {
+        if *st == Stage::User && !user {
             return Err("a user threshold needs --user".into());
         }
-        if *st == STAGE_THREAD && !stages.contains(&STAGE_THREAD) {
+        if *st == Stage::Thread && !stages.contains(&Stage::Thread) {
             return Err("a thread threshold needs the thread stage".into());
         }
     }
@@ -616,7 +616,7 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
             config.cpus[cpu as usize / 64] |= 1 << (cpu % 64);
         }
     }
-    config.stages = stages.iter().map(|&s| 1u32 << s).sum();
+    config.stages = stages.iter().map(|s| s.bit()).sum();
     for &(st, ns) in &c.thresholds {
         config.threshold_ns[st] = ns;
     }
@@ -694,7 +694,7 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
     let mut hist_cols = Vec::new();
     let mut all_stages = stages.clone();
     if user {
-        all_stages.push(STAGE_RESPONSE);
+        all_stages.push(Stage::Response);
     }
     for &cpu in &cpus {
         let mut sr = BTreeMap::new();
@@ -713,7 +713,7 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
                 }
             }
             sr.insert(
-                uapi::STAGE_NAMES[stage].to_string(),
+                stage.name().to_string(),
                 report::StageReport {
                     count: st.count,
                     min_ns: st.min,
@@ -738,7 +738,9 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         (StopReason::from_raw(status.stop_reason) == Some(StopReason::Threshold)).then(|| {
             report::Trip {
                 cpu: status.trip_cpu,
-                stage: uapi::STAGE_NAMES[status.trip_stage as usize % uapi::NR_STAGES].to_string(),
+                stage: Stage::from_raw(status.trip_stage)
+                    .map_or("unknown", Stage::name)
+                    .to_string(),
                 value_ns: status.trip_value_ns,
                 seq: status.trip_seq,
             }
@@ -759,15 +761,12 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
         settings: report::Settings {
             period_us: c.period as f64,
             cpus: cpus.clone(),
-            stages: stages
-                .iter()
-                .map(|&s| uapi::STAGE_NAMES[s].to_string())
-                .collect(),
+            stages: stages.iter().map(|s| s.name().to_string()).collect(),
             priority: c.priority,
             thresholds_us: c
                 .thresholds
                 .iter()
-                .map(|&(s, ns)| (uapi::STAGE_NAMES[s].to_string(), ns as f64 / 1000.0))
+                .map(|&(s, ns)| (s.name().to_string(), ns as f64 / 1000.0))
                 .collect(),
             duration_s: c.duration.map(|d| d.as_secs_f64()),
             warm_up_s: c.warm_up.as_secs_f64(),
@@ -800,14 +799,14 @@ fn measure(c: &Common, live_stages: bool) -> Result<Outcome, String> {
             .iter()
             .filter(|(_, _, _, st)| st.count > 0)
             .map(|(cpu, stage, b, _)| {
-                plot::HistSeries::from_buckets(format!("cpu{cpu} {}", uapi::STAGE_NAMES[*stage]), b)
+                plot::HistSeries::from_buckets(format!("cpu{cpu} {}", stage.name()), b)
             })
             .collect();
         let times: Vec<plot::TimeSeries> = stream
             .slots
             .iter()
             .map(|(cpu, slots)| plot::TimeSeries {
-                name: format!("cpu{cpu} {}", uapi::STAGE_NAMES[main_stage]),
+                name: format!("cpu{cpu} {}", main_stage.name()),
                 points: slots
                     .iter()
                     .map(|(&k, &v)| ((k * SLOT_NS) as f64 / 1e9, v as f64 / 1000.0))
@@ -852,7 +851,7 @@ fn live_text(
     let mut s = String::new();
     let mut rows = Vec::new();
     for (i, &cpu) in cpus.iter().enumerate() {
-        let mut per = vec![None; uapi::NR_STAGES];
+        let mut per: [Option<Live>; uapi::NR_STAGES] = Default::default();
         for &st in stages {
             if let Ok((x, _)) = dev.stats(cpu, st) {
                 per[st] = Some(Live {
@@ -910,7 +909,7 @@ fn live_text(
 fn summary_run(o: &Outcome, c: &Common) -> String {
     let unit = Unit { ns: c.ns };
     let mut s = String::new();
-    let main = uapi::STAGE_NAMES[o.main_stage];
+    let main = o.main_stage.name();
     for (i, cpu) in o.report.cpus.iter().enumerate() {
         if let Some(st) = cpu.stages.get(main) {
             let l = Live {
@@ -953,11 +952,11 @@ fn summary_run(o: &Outcome, c: &Common) -> String {
 }
 
 fn summary_hist(o: &Outcome, h: &HistArgs) -> String {
-    let prefix = |stage: usize| match stage {
-        STAGE_IRQ => "IRQ",
-        STAGE_THREAD => "Thr",
-        STAGE_USER => "Usr",
-        _ => "Rsp",
+    let prefix = |stage: Stage| match stage {
+        Stage::Irq => "IRQ",
+        Stage::Thread => "Thr",
+        Stage::User => "Usr",
+        Stage::Response => "Rsp",
     };
     let cols: Vec<HistColumn> = o
         .hist_cols
@@ -1117,13 +1116,13 @@ mod tests {
             period_ns: 200_000,
             priority: 90,
             ring_records: 1024,
-            stages: (1 << STAGE_IRQ) | (1 << STAGE_THREAD) | (1 << STAGE_USER),
+            stages: Stage::Irq.bit() | Stage::Thread.bit() | Stage::User.bit(),
             flags: uapi::CFG_TRACING_OFF,
             ..Default::default()
         };
         c.cpus[0] = 0b101;
-        c.threshold_ns[STAGE_THREAD] = 50_000;
-        c.threshold_ns[STAGE_USER] = 80_000;
+        c.threshold_ns[Stage::Thread] = 50_000;
+        c.threshold_ns[Stage::User] = 80_000;
         c
     }
 
@@ -1218,12 +1217,12 @@ mod tests {
         // warm-up): its slots count from its own first record.
         let t = 50_000_000_000;
         let mut s = Stream::default();
-        s.add(&rec(0, t, 4_000), STAGE_THREAD);
-        s.add(&rec(1, t + 1_000_000, 9_000), STAGE_THREAD);
-        s.add(&rec(0, t + SLOT_NS + 1, 7_000), STAGE_THREAD);
-        s.add(&rec(0, t + SLOT_NS + 2, 3_000), STAGE_THREAD);
+        s.add(&rec(0, t, 4_000), Stage::Thread);
+        s.add(&rec(1, t + 1_000_000, 9_000), Stage::Thread);
+        s.add(&rec(0, t + SLOT_NS + 1, 7_000), Stage::Thread);
+        s.add(&rec(0, t + SLOT_NS + 2, 3_000), Stage::Thread);
         // Not measured in the main stage: counted, not plotted.
-        s.add(&rec(1, t + 5 * SLOT_NS, -1), STAGE_THREAD);
+        s.add(&rec(1, t + 5 * SLOT_NS, -1), Stage::Thread);
         assert_eq!(s.records, 5);
         assert_eq!(s.slots[&0], BTreeMap::from([(0, 4_000), (1, 7_000)]));
         assert_eq!(s.slots[&1], BTreeMap::from([(0, 9_000)]));

@@ -67,11 +67,15 @@ pub fn cyclictest_line(
 }
 
 /// rtla-timerlat-top-like table: one row per CPU, cur/min/avg/max per stage.
-pub fn stage_table(rows: &[(u32, Vec<Option<Live>>)], stages: &[usize], u: Unit) -> String {
+pub fn stage_table(
+    rows: &[(u32, [Option<Live>; uapi::NR_STAGES])],
+    stages: &[uapi::Stage],
+    u: Unit,
+) -> String {
     let mut s = String::new();
     let _ = write!(s, "CPU COUNT      ");
     for &st in stages {
-        let _ = write!(s, "| {:>8} cur   min   avg   max ", uapi::STAGE_NAMES[st]);
+        let _ = write!(s, "| {:>8} cur   min   avg   max ", st.name());
     }
     s.push('\n');
     for (cpu, stats) in rows {
