@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The file operations of a measuring device: the ioctls of
+//! `include/uapi/linux/rtlat.h`, `read()`, `poll()`, `release()` and
+//! fdinfo.
+
+use kernel::{
+    ffi::c_uint,
+    fs::File,
+    iov::IovIterDest,
+    prelude::*,
+    seq_file::SeqFile,
+    seq_print,
+    sync::{
+        atomic::Relaxed,
+        poll::PollTable, //
+    },
+    uaccess::{
+        UserPtr,
+        UserSlice, //
+    },
+};
+
+use crate::rtrs::{
+    file as rfile, hist, task,
+    uapi::{
+        self,
+        ioc,
+        Config,
+        Stage,
+        Stats,
+        StopReason, //
+    },
+};
+
+use super::{
+    session, //
+    source::owned,
+    uapi_err,
+    Output,
+    SessionLock,
+    Sessions,
+    Source,
+};
+
+/// `RTLAT_IOC_CONFIG`: a new session owned by file `id`.
+fn config<S: Source, L: SessionLock<S>>(
+    lock: &L,
+    dev: &S::Device,
+    id: u64,
+    arg: usize,
+) -> Result<isize> {
+    if !task::capable_rt() {
+        return Err(EPERM);
+    }
+    let mut buf = [0u8; uapi::CONFIG_SIZE];
+    UserSlice::new(UserPtr::from_addr(arg), buf.len())
+        .reader()
+        .read_slice(&mut buf)?;
+    let config = Config::decode(&buf).map_err(uapi_err)?;
+    // May file `id` configure? Checked again when the new session goes in.
+    let may = |sh: &Sessions<S>| match &sh.session {
+        Some(s) if sh.owner != id || s.output().running() => Err(EBUSY),
+        _ => Ok(()),
+    };
+    let readers = lock.with(|sh| {
+        may(sh)?;
+        sh.readers.clone().ok_or(ENODEV)
+    })?;
+    // Everything is allocated now, outside the device's lock (a large ring
+    // takes a while) and outside any atomic context.
+    let new = S::configure(dev, config, readers)?;
+    let swapped = lock.with(|sh| match may(sh) {
+        Ok(()) => {
+            sh.owner = id;
+            Ok(sh.session.replace(new))
+        }
+        // Another file configured in the meantime: the new session goes,
+        // outside the lock.
+        Err(e) => Err((e, new)),
+    });
+    match swapped {
+        Ok(Some(old)) => old.stop(StopReason::User),
+        Ok(None) => {}
+        // Never started (no timer, no thread): dropping it is enough, and
+        // stopping it could touch the device state of the session in place.
+        Err((e, new)) => {
+            drop(new);
+            return Err(e);
+        }
+    }
+    Ok(0)
+}
+
+/// `RTLAT_IOC_STATS`.
+fn ioctl_stats(out: &Output, arg: usize) -> Result<isize> {
+    let mut buf = [0u8; uapi::STATS_SIZE];
+    let (mut reader, mut writer) =
+        UserSlice::new(UserPtr::from_addr(arg), buf.len()).reader_writer();
+    reader.read_slice(&mut buf)?;
+    let mut st = Stats::decode_request(&buf).map_err(uapi_err)?;
+    let chan = out.chan(st.cpu).ok_or(EINVAL)?;
+    let stage = chan.stats(Stage::from_raw(st.stage).ok_or(EINVAL)?);
+    let sum = stage.summary();
+    let buckets = stage.buckets()?;
+    let k = chan.ring.counters();
+    st.hist_layout = uapi::HIST_LAYOUT;
+    st.count = sum.count;
+    st.min = if sum.count == 0 { 0 } else { sum.min };
+    st.max = sum.max;
+    st.sum = sum.sum;
+    st.max_seq = sum.max_seq;
+    st.max_time = sum.max_time;
+    st.missed = chan.missed.load(Relaxed);
+    st.produced = k.produced;
+    st.delivered = k.delivered;
+    st.dropped = k.dropped;
+    for (p, &ppm) in st.percentiles.iter_mut().zip(hist::PERCENTILES_PPM.iter()) {
+        *p = hist::percentile(&buckets, ppm, sum.max).unwrap_or(0);
+    }
+    if st.buckets_ptr != 0 {
+        let n = (st.nr_buckets as usize).min(hist::BUCKETS);
+        let mut out = UserSlice::new(UserPtr::from_addr(st.buckets_ptr as usize), n * 8).writer();
+        for &b in buckets.iter().take(n) {
+            out.write_slice(&b.to_ne_bytes())?;
+        }
+        st.nr_buckets = n as u32;
+    } else {
+        st.nr_buckets = 0;
+    }
+    st.encode(&mut buf);
+    writer.write_slice(&buf)?;
+    Ok(0)
+}
+/// The ioctls of `include/uapi/linux/rtlat.h` for file `id`.
+pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
+    lock: &L,
+    dev: &S::Device,
+    id: u64,
+    cmd: u32,
+    arg: usize,
+) -> Result<isize> {
+    match cmd {
+        ioc::CONFIG => config(lock, dev, id, arg),
+        ioc::START => {
+            if !task::capable_rt() {
+                return Err(EPERM);
+            }
+            owned(lock, id)?.start()?;
+            Ok(0)
+        }
+        ioc::STOP => {
+            owned(lock, id)?.stop(StopReason::User);
+            Ok(0)
+        }
+        ioc::RESET => {
+            owned(lock, id)?.output().reset();
+            Ok(0)
+        }
+        ioc::STATUS | ioc::STATUS_V1 => {
+            let st = session(lock)
+                .map(|s| s.output().status())
+                .unwrap_or_default();
+            let mut buf = [0u8; uapi::STATUS_SIZE];
+            let len = if cmd == ioc::STATUS_V1 {
+                uapi::STATUS_SIZE_V1
+            } else {
+                uapi::STATUS_SIZE
+            };
+            st.encode(&mut buf[..len]);
+            UserSlice::new(UserPtr::from_addr(arg), len)
+                .writer()
+                .write_slice(&buf[..len])?;
+            Ok(0)
+        }
+        ioc::STATS => ioctl_stats(session(lock).ok_or(EINVAL)?.output(), arg),
+        ioc::USER_WAIT if !S::USER_WAIT => Err(ENOTTY),
+        ioc::USER_WAIT => {
+            let rec = session(lock).ok_or(EINVAL)?.user_wait()?;
+            let mut buf = [0u8; uapi::RECORD_SIZE];
+            rec.encode(&mut buf);
+            UserSlice::new(UserPtr::from_addr(arg), buf.len())
+                .writer()
+                .write_slice(&buf)?;
+            Ok(0)
+        }
+        _ => Err(ENOTTY),
+    }
+}
+
+/// File `id` is closed: if it owned the session, the session stops and is
+/// freed.
+pub(crate) fn release<S: Source, L: SessionLock<S>>(lock: &L, id: u64) {
+    let owned = lock.with(|sh| {
+        if sh.reader == id {
+            sh.reader = 0;
+        }
+        if sh.owner == id {
+            sh.owner = 0;
+            sh.session.take()
+        } else {
+            None
+        }
+    });
+    if let Some(s) = owned {
+        s.stop(StopReason::User);
+    }
+}
+
+/// `read()` for file `id`: whole records, round robin over the channels;
+/// blocks (unless `nonblock`) until there are some; 0 once the session has
+/// stopped and everything was read.
+pub(crate) fn read<S: Source, L: SessionLock<S>>(
+    lock: &L,
+    id: u64,
+    nonblock: bool,
+    iov: &mut IovIterDest<'_>,
+) -> Result<usize> {
+    if iov.len() < uapi::RECORD_SIZE {
+        return Err(EINVAL);
+    }
+    let session = lock.with(|sh| {
+        if sh.reader != 0 && sh.reader != id {
+            return Err(EBUSY);
+        }
+        let s = sh.session.clone().ok_or(EINVAL)?;
+        sh.reader = id;
+        Ok(s)
+    })?;
+    let out = session.output();
+    let mut woken = false;
+    loop {
+        let seen = out.readers.generation();
+        let n = {
+            // A second reader of the same file waits here only while the
+            // first takes records, never while it sleeps for more.
+            let _serial = if nonblock {
+                out.read_lock.try_lock().ok_or(EAGAIN)?
+            } else {
+                out.read_lock.lock()
+            };
+            fill(&*session, out, &mut woken, iov)?
+        };
+        if n > 0 {
+            return Ok(n);
+        }
+        // The stream ends once the session has stopped for good and every
+        // record was read.
+        if out.finished() && out.chans.iter().all(|c| c.ring.is_empty()) {
+            return if session.gone() { Err(ENODEV) } else { Ok(0) };
+        }
+        if nonblock {
+            return Err(EAGAIN);
+        }
+        if out.readers.wait(seen) {
+            return Err(ERESTARTSYS);
+        }
+        woken = true;
+    }
+}
+
+/// Moves whole records from the rings to `iov`, round robin over the
+/// channels; the byte count. A record whose copy faults stays in its ring
+/// (neither delivered nor dropped): `EFAULT` if it was the first.
+///
+/// The caller holds `out.read_lock`.
+fn fill<S: Source>(
+    session: &S,
+    out: &Output,
+    woken: &mut bool,
+    iov: &mut IovIterDest<'_>,
+) -> Result<usize> {
+    let mut n = 0;
+    let mut buf = [0u8; uapi::RECORD_SIZE];
+    while iov.len() >= uapi::RECORD_SIZE {
+        let mut any = false;
+        for chan in out.chans.iter() {
+            if iov.len() < uapi::RECORD_SIZE {
+                break;
+            }
+            let mut faulted = false;
+            // SAFETY: `read_lock`, held by the caller, makes this the only
+            // consumer.
+            let taken = unsafe {
+                chan.ring.pop_if(|mut rec| {
+                    let stamped = *woken && session.stamp_woken(chan, &mut rec);
+                    rec.encode(&mut buf);
+                    faulted = iov.copy_to_iter(&buf) != buf.len();
+                    if !faulted && *woken {
+                        *woken = false;
+                        if stamped {
+                            session.woken_delivered(chan, &rec);
+                        }
+                    }
+                    !faulted
+                })
+            };
+            if faulted {
+                return if n > 0 { Ok(n) } else { Err(EFAULT) };
+            }
+            if taken.is_some() {
+                n += buf.len();
+                any = true;
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    Ok(n)
+}
+
+/// `poll()`: readable when a ring has records, readable and hung up when
+/// the stream has ended (or there is no session).
+pub(crate) fn poll<S: Source, L: SessionLock<S>>(
+    lock: &L,
+    file: &File,
+    table: &PollTable<'_>,
+) -> c_uint {
+    let (session, readers) = lock.with(|sh| (sh.session.clone(), sh.readers.clone()));
+    let Some(readers) = readers else {
+        return rfile::POLL_HUP | rfile::POLL_ERR;
+    };
+    // The device's queue, not the session's: a poller stays queued on it
+    // until poll() returns, whatever happens to the session meanwhile.
+    table.register_wait(file, &readers.readable);
+    let Some(session) = session else {
+        return rfile::POLL_HUP;
+    };
+    let out = session.output();
+    let mut mask = 0;
+    if out.chans.iter().any(|c| !c.ring.is_empty()) {
+        mask |= rfile::POLL_READABLE;
+    }
+    if out.finished() {
+        mask |= rfile::POLL_READABLE | rfile::POLL_HUP;
+    }
+    if session.gone() {
+        mask |= rfile::POLL_ERR;
+    }
+    mask
+}
+
+/// `/proc/<pid>/fdinfo/<fd>`: the session's state and per-channel summary.
+pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(lock: &L, m: &SeqFile, name: &str) {
+    let Some(session) = session(lock) else {
+        seq_print!(m, "{}: no session\n", name);
+        return;
+    };
+    let out = session.output();
+    let st = out.status();
+    seq_print!(
+        m,
+        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {}\n",
+        name,
+        st.state,
+        st.stop_reason,
+        out.config.period_ns,
+        st.produced,
+        st.delivered,
+        st.dropped,
+        st.missed
+    );
+    for chan in out.chans.iter() {
+        for (stage, s) in Stage::ALL.into_iter().zip(chan.stats.iter()) {
+            let sum = s.summary();
+            if sum.count == 0 {
+                continue;
+            }
+            let b = s.buckets();
+            let pct = |ppm| {
+                b.as_ref()
+                    .ok()
+                    .and_then(|b| hist::percentile(b, ppm, sum.max))
+                    .unwrap_or(0)
+            };
+            seq_print!(
+                m,
+                "cpu {} {}: count {} min {} avg {} max {} p50 {} p99 {} p99.9 {} p99.99 {} missed {} dropped {}\n",
+                chan.id,
+                stage.name(),
+                sum.count,
+                sum.min,
+                sum.mean(),
+                sum.max,
+                pct(500_000),
+                pct(990_000),
+                pct(999_000),
+                pct(999_900),
+                chan.missed.load(Relaxed),
+                chan.ring.counters().dropped
+            );
+        }
+    }
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What a measuring device implements ([`Source`]), and the one session
+//! of a device with the files that own and read it ([`Sessions`]).
+
+use kernel::{
+    prelude::*,
+    sync::{
+        lock::GlobalLockBackend,
+        Arc,
+        GlobalLock,
+        Mutex, //
+    },
+};
+
+use crate::rtrs::uapi::{
+    Config,
+    Record,
+    StopReason, //
+};
+
+use super::{Channel, Output, Readers};
+
+/// A measuring session of a device.
+pub(crate) trait Source: Send + Sync + Sized + 'static {
+    /// Allocates everything a session with `config` needs; nothing is
+    /// allocated later. `EINVAL` for what this device cannot measure.
+    fn configure(dev: &Self::Device, config: Config, readers: Arc<Readers>) -> Result<Arc<Self>>;
+
+    /// What [`Self::configure`] needs of the device.
+    type Device;
+
+    fn output(&self) -> &Output;
+
+    /// Starts sampling (`RTLAT_IOC_START`).
+    fn start(self: &Arc<Self>) -> Result;
+
+    /// Stops sampling for `reason`, waits until no producer runs, and then
+    /// calls [`Output::set_finished`]. Sleeps; idempotent.
+    fn stop(&self, reason: StopReason);
+
+    /// Whether the device measures the user stage with
+    /// `RTLAT_IOC_USER_WAIT`: if not, the ioctl is `ENOTTY` whether or not
+    /// a session exists.
+    const USER_WAIT: bool = false;
+
+    /// `RTLAT_IOC_USER_WAIT`, where [`Self::USER_WAIT`]; `ENOTTY` otherwise.
+    fn user_wait(&self) -> Result<Record> {
+        Err(ENOTTY)
+    }
+
+    /// `read()` slept and is about to copy `rec` (the first record it got
+    /// after waking) to user space: a device that measures the user stage
+    /// in `read()` stamps it here, and says whether it did.
+    fn stamp_woken(&self, _chan: &Channel, _rec: &mut Record) -> bool {
+        false
+    }
+
+    /// The record [`Self::stamp_woken`] stamped reached user space: its
+    /// user stage counts now (not for a copy that faulted: the record
+    /// stays in the ring without it, and the next read stamps it again).
+    fn woken_delivered(&self, _chan: &Channel, _rec: &Record) {}
+
+    /// The device went away (unbound): once its records are read, `read()`
+    /// fails with `ENODEV` instead of returning 0, and `poll()` reports
+    /// `EPOLLERR`.
+    fn gone(&self) -> bool {
+        false
+    }
+}
+
+/// The one session of a device and the files that own and read it.
+pub(crate) struct Sessions<S> {
+    pub(super) session: Option<Arc<S>>,
+    /// File id of the owner (the file that configured the session).
+    pub(super) owner: u64,
+    /// File id of the streaming reader, 0 if none.
+    pub(super) reader: u64,
+    /// The device's readers' queue, from [`Self::set_readers`] on.
+    pub(super) readers: Option<Arc<Readers>>,
+}
+
+impl<S> Sessions<S> {
+    pub(crate) const fn new() -> Self {
+        Self {
+            session: None,
+            owner: 0,
+            reader: 0,
+            readers: None,
+        }
+    }
+
+    /// Gives the device its readers' queue (before any file is opened), or
+    /// takes it back (`None`, when the device goes and no file is open).
+    pub(crate) fn set_readers(&mut self, readers: Option<Arc<Readers>>) -> Option<Arc<Readers>> {
+        core::mem::replace(&mut self.readers, readers)
+    }
+
+    /// Takes the session away (the device is going): the caller stops it.
+    pub(crate) fn take(&mut self) -> Option<Arc<S>> {
+        self.owner = 0;
+        self.session.take()
+    }
+}
+
+/// Where a device keeps its [`Sessions`]: a [`Mutex`] or a global lock.
+pub(crate) trait SessionLock<S> {
+    fn with<R>(&self, f: impl FnOnce(&mut Sessions<S>) -> R) -> R;
+}
+
+impl<S> SessionLock<S> for Mutex<Sessions<S>> {
+    fn with<R>(&self, f: impl FnOnce(&mut Sessions<S>) -> R) -> R {
+        f(&mut self.lock())
+    }
+}
+
+impl<S, B: GlobalLockBackend<Item = Sessions<S>>> SessionLock<S> for &'static GlobalLock<B> {
+    fn with<R>(&self, f: impl FnOnce(&mut Sessions<S>) -> R) -> R {
+        f(&mut self.lock())
+    }
+}
+
+/// The current session, if any.
+pub(crate) fn session<S, L: SessionLock<S>>(lock: &L) -> Option<Arc<S>> {
+    lock.with(|sh| sh.session.clone())
+}
+
+pub(super) fn owned<S, L: SessionLock<S>>(lock: &L, id: u64) -> Result<Arc<S>> {
+    lock.with(|sh| match &sh.session {
+        None => Err(EINVAL),
+        Some(_) if sh.owner != id => Err(EBUSY),
+        Some(s) => Ok(s.clone()),
+    })
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Statistics of one stage on one channel.
+
+use kernel::{
+    prelude::*,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    },
+};
+
+use crate::rtrs::{hist, raw_spinlock::RawSpinLockIrq};
+
+/// Statistics of one stage on one channel: summary under a raw lock (a few
+/// words; interrupts off, since a hard-IRQ producer may take it), histogram
+/// buckets as atomics (single writer, lock-free readers).
+pub(crate) struct StageStats {
+    summary: Pin<KBox<RawSpinLockIrq<hist::Summary>>>,
+    buckets: KVec<Atomic<u64>>,
+}
+
+impl StageStats {
+    pub(super) fn new() -> Result<Self> {
+        let mut buckets = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
+        for _ in 0..hist::BUCKETS {
+            buckets.push(Atomic::new(0), GFP_KERNEL)?;
+        }
+        Ok(Self {
+            summary: KBox::pin_init(
+                crate::new_raw_spinlock_irq!(hist::Summary::new()),
+                GFP_KERNEL,
+            )?,
+            buckets,
+        })
+    }
+
+    pub(super) fn add(&self, v: u64, seq: u64, time: u64) {
+        self.buckets[hist::bucket_of(v)].fetch_add(1, Relaxed);
+        self.summary.lock().add(v, seq, time);
+    }
+
+    pub(super) fn reset(&self) {
+        *self.summary.lock() = hist::Summary::new();
+        for b in self.buckets.iter() {
+            b.store(0, Relaxed);
+        }
+    }
+
+    /// Copy of the summary.
+    pub(crate) fn summary(&self) -> hist::Summary {
+        *self.summary.lock()
+    }
+
+    /// Copy of the buckets.
+    pub(crate) fn buckets(&self) -> Result<KVec<u64>> {
+        let mut v = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
+        for b in self.buckets.iter() {
+            v.push(b.load(Relaxed), GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
+}
