@@ -15,7 +15,7 @@ use kernel::{
         MiscDeviceOptions,
         MiscDeviceRegistration, //
     },
-    new_condvar, new_mutex, pci,
+    new_condvar, pci,
     prelude::*,
     sync::atomic::{
         Atomic,
@@ -35,7 +35,9 @@ use crate::{
     },
     rtrs::{
         self,
+        context::Sleepable,
         irq::{
+            self as rt_irq,
             IrqThread,
             ThreadedIrq, //
         },
@@ -106,7 +108,7 @@ pub(crate) struct RteduData<'bound> {
     #[pin]
     misc: MiscDeviceRegistration<RteduFile>,
     #[pin]
-    irq: ThreadedIrq<EduIrq>,
+    irq: ThreadedIrq<'bound, EduIrq>,
     vectors: pci::IrqVectorRegistration<'bound>,
     inst: Arc<Instance>,
     slot: Slot,
@@ -156,7 +158,10 @@ impl pci::Driver for RteduDriver {
 
     /// Before the driver data is dropped, with the device still reachable.
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
-        this.inst.detach(pdev);
+        // SAFETY: The driver core calls `unbind` in task context, which may
+        // sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        this.inst.detach(ctx, pdev);
     }
 
     fn probe<'bound>(
@@ -228,14 +233,14 @@ impl pci::Driver for RteduDriver {
                     irq_thread: IrqThread::new(module_parameters::irq_priority.value()),
                     // The readers' queue outlives sessions and unbind: every
                     // open file holds the instance.
-                    sessions <- new_mutex!({
+                    sessions <- crate::new_task_mutex!({
                         let mut sh = Sessions::new();
                         sh.set_readers(Some(Readers::new()?));
                         sh
                     }),
-                    active <- new_mutex!(None),
-                    ops <- new_mutex!(dma),
-                    done <- new_mutex!(0),
+                    active <- crate::new_task_mutex!(None),
+                    ops <- crate::new_task_mutex!(dma),
+                    done <- crate::new_task_mutex!(0),
                     done_cv <- new_condvar!(),
                 }),
                 GFP_KERNEL,
@@ -253,14 +258,28 @@ impl pci::Driver for RteduDriver {
             );
             // INTx lines may be shared with other devices.
             let shared = irq_type == 0;
-            Ok(try_pin_init!(RteduData {
-                // SAFETY: `vectors` is dropped after `irq` (field order) and
-                // the driver data is never leaked.
-                irq <- unsafe {
-                    ThreadedIrq::new(irq, shared, c"rtedu", EduIrq { inst: inst.clone() })
+            Ok(try_pin_init!(&this in RteduData {
+                // The vectors first: the interrupt request borrows them.
+                vectors,
+                irq <- {
+                    // SAFETY: `vectors` was written just above into the
+                    // driver data, which is pinned until it is dropped; it
+                    // is dropped after `irq` (declared before it; and on a
+                    // failed initialisation in reverse order), so it
+                    // outlives the registration that borrows it.
+                    let vectors: &'bound pci::IrqVectorRegistration<'bound> =
+                        unsafe { &(*this.as_ptr()).vectors };
+                    // SAFETY: The driver data is never leaked.
+                    unsafe {
+                        rt_irq::request(
+                            vectors.index(0)?.into(),
+                            shared,
+                            c"rtedu",
+                            EduIrq { inst: inst.clone() },
+                        )
+                    }
                 },
                 misc <- MiscDeviceRegistration::register(MiscDeviceOptions { name: NAMES[index] }),
-                vectors,
                 inst,
                 slot,
             }))

@@ -32,6 +32,7 @@ use crate::{
     regs,
     rtrs::{
         self,
+        context::Sleepable,
         measure, //
     },
     uapi::{
@@ -75,7 +76,7 @@ impl RteduFile {
         }
     }
 
-    fn dma(&self, arg: usize) -> Result<isize> {
+    fn dma(&self, ctx: &Sleepable, arg: usize) -> Result<isize> {
         let mut req: Dma = read_request(arg)?;
         let len = req.len as usize;
         if len == 0 || len > regs::DMA_BUF_SIZE || req.reserved != 0 {
@@ -85,7 +86,7 @@ impl RteduFile {
         let (reader, mut writer) = user.reader_writer();
         let mut data = KVec::with_capacity(len, GFP_KERNEL)?;
         reader.read_all(&mut data, GFP_KERNEL)?;
-        let (to_dev, from_dev) = self.inst.dma_round_trip(&mut data)?;
+        let (to_dev, from_dev) = self.inst.dma_round_trip(ctx, &mut data)?;
         writer.write_slice(&data)?;
         req.to_dev_ns = to_dev;
         req.from_dev_ns = from_dev;
@@ -123,22 +124,26 @@ impl MiscDevice for RteduFile {
     }
 
     fn release(this: KBox<Self>, _file: &File) {
-        measure::release(&this.inst.sessions, this.id);
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        measure::release(ctx, &this.inst.sessions, this.id);
     }
 
     fn ioctl(this: &Self, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
         if this.inst.gone() {
             return Err(ENODEV);
         }
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
         match cmd {
             IOC_INFO => write_answer(arg, &this.info()),
             IOC_FACTORIAL => {
                 let mut req: Factorial = read_request(arg)?;
-                req.result = this.inst.factorial(req.n)?;
+                req.result = this.inst.factorial(ctx, req.n)?;
                 write_answer(arg, &req)
             }
-            IOC_DMA => this.dma(arg),
-            _ => measure::ioctl(&this.inst.sessions, &this.inst, this.id, cmd, arg),
+            IOC_DMA => this.dma(ctx, arg),
+            _ => measure::ioctl(ctx, &this.inst.sessions, &this.inst, this.id, cmd, arg),
         }
     }
 
@@ -148,11 +153,15 @@ impl MiscDevice for RteduFile {
         if me.inst.gone() {
             return Err(ENODEV);
         }
-        measure::read(&me.inst.sessions, me.id, nonblock, iov)
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        measure::read(ctx, &me.inst.sessions, me.id, nonblock, iov)
     }
 
     fn show_fdinfo(this: &Self, m: &SeqFile, _file: &File) {
-        measure::fdinfo(&this.inst.sessions, m, "rtedu");
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        measure::fdinfo(ctx, &this.inst.sessions, m, "rtedu");
     }
 }
 
@@ -163,6 +172,8 @@ impl rtrs::file::Poll for RteduFile {
         if me.inst.gone() {
             return rtrs::file::POLL_ERR | rtrs::file::POLL_HUP;
         }
-        measure::poll(&me.inst.sessions, file, table)
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        measure::poll(ctx, &me.inst.sessions, file, table)
     }
 }

@@ -20,8 +20,7 @@ use kernel::{
         },
         Arc,
         CondVar,
-        CondVarTimeoutResult,
-        Mutex, //
+        CondVarTimeoutResult, //
     },
     time::{
         delay::fsleep,
@@ -38,11 +37,13 @@ use crate::{
     },
     rtrs::{
         self,
+        context::Sleepable,
         irq::IrqThread,
         measure::{
             Sessions,
             Source as _, //
         },
+        sync::TaskMutex,
         time::ktime_ns,
         uapi::StopReason, //
     },
@@ -92,17 +93,17 @@ pub(crate) struct Instance {
     pub(crate) spurious: Atomic<u64>,
     pub(crate) irq_thread: IrqThread,
     #[pin]
-    pub(crate) sessions: Mutex<Sessions<EduSession>>,
+    pub(crate) sessions: TaskMutex<Sessions<EduSession>>,
     /// The running session, which the IRQ thread completes records into.
     #[pin]
-    pub(crate) active: Mutex<Option<Arc<EduSession>>>,
+    pub(crate) active: TaskMutex<Option<Arc<EduSession>>>,
     /// Serialises the device operations (factorial, DMA); holds the DMA
     /// buffer (`None` without DMA, and once unbound).
     #[pin]
-    pub(crate) ops: Mutex<Option<Coherent<[u8]>>>,
+    pub(crate) ops: TaskMutex<Option<Coherent<[u8]>>>,
     /// Completion bits (`IRQ_FACT`, `IRQ_DMA`) from the IRQ thread.
     #[pin]
-    pub(crate) done: Mutex<u32>,
+    pub(crate) done: TaskMutex<u32>,
     #[pin]
     pub(crate) done_cv: CondVar,
 }
@@ -120,7 +121,12 @@ impl Instance {
     /// Waits, polling, until `busy` says the device is no longer at an
     /// earlier operation: `Ok(false)` if it still is after
     /// [`IDLE_TIMEOUT_MS`]; `EINTR` on a signal if `interruptible`.
-    fn wait_idle(&self, busy: fn(&Bar0<'_>) -> bool, interruptible: bool) -> Result<bool> {
+    fn wait_idle(
+        &self,
+        _ctx: &Sleepable,
+        busy: fn(&Bar0<'_>) -> bool,
+        interruptible: bool,
+    ) -> Result<bool> {
         let deadline = ktime_ns() + IDLE_TIMEOUT_MS * 1_000_000;
         while self.with_bar(busy)? {
             if ktime_ns() >= deadline {
@@ -144,17 +150,18 @@ impl Instance {
     /// interrupt completes it only if the device is idle then.
     fn run_op(
         &self,
+        ctx: &Sleepable,
         bit: u32,
         busy: fn(&Bar0<'_>) -> bool,
         start: impl FnOnce(&Bar0<'_>),
     ) -> Result<u64> {
-        if !self.wait_idle(busy, true)? {
+        if !self.wait_idle(ctx, busy, true)? {
             return Err(EBUSY);
         }
-        *self.done.lock() &= !bit;
+        *self.done.lock(ctx) &= !bit;
         let t0 = ktime_ns();
         self.with_bar(start)?;
-        let mut done = self.done.lock();
+        let mut done = self.done.lock(ctx);
         let mut left = msecs_to_jiffies(OP_TIMEOUT_MS);
         loop {
             if *done & bit != 0 {
@@ -181,16 +188,16 @@ impl Instance {
     }
 
     /// `n!` computed by the device, for `n` up to [`FACTORIAL_MAX`].
-    pub(crate) fn factorial(&self, n: u32) -> Result<u32> {
+    pub(crate) fn factorial(&self, ctx: &Sleepable, n: u32) -> Result<u32> {
         let want = *FACTORIALS.get(n as usize).ok_or(EINVAL)?;
-        let _serial = self.ops.lock();
+        let _serial = self.ops.lock(ctx);
         if self.gone() {
             return Err(ENODEV);
         }
         // The device ignores a command while it computes: `run_op` starts
         // this one only once an earlier one (that timed out, say) is done,
         // and completes it only when the device is idle again.
-        self.run_op(regs::IRQ_FACT, regs::computing, |bar| {
+        self.run_op(ctx, regs::IRQ_FACT, regs::computing, |bar| {
             bar.write32(regs::STATUS_IRQ_FACT, regs::STATUS);
             bar.write32(n, regs::FACTORIAL);
         })?;
@@ -210,12 +217,12 @@ impl Instance {
 
     /// Copies `data` to the device and back through the DMA buffer; checks
     /// and returns what came back in `data`, and the two transfer times.
-    pub(crate) fn dma_round_trip(&self, data: &mut [u8]) -> Result<(u64, u64)> {
+    pub(crate) fn dma_round_trip(&self, ctx: &Sleepable, data: &mut [u8]) -> Result<(u64, u64)> {
         let len = data.len();
         if len == 0 || len > regs::DMA_BUF_SIZE {
             return Err(EINVAL);
         }
-        let ops = self.ops.lock();
+        let ops = self.ops.lock(ctx);
         if self.gone() {
             return Err(ENODEV);
         }
@@ -226,14 +233,14 @@ impl Instance {
         let addr = u32::try_from(buf.dma_address()).map_err(|_| EIO)?;
         // A transfer of an earlier round trip that ended early may still
         // be running.
-        if !self.wait_idle(regs::dma_running, true)? {
+        if !self.wait_idle(ctx, regs::dma_running, true)? {
             return Err(EBUSY);
         }
         // SAFETY: `host` is the coherent buffer of `DMA_BUF_SIZE` bytes, not
         // accessed by the device now (no transfer is running: `ops`, and
         // the device is idle).
         unsafe { ptr::copy_nonoverlapping(data.as_ptr(), host, len) };
-        let to_dev = self.run_op(regs::IRQ_DMA, regs::dma_running, |bar| {
+        let to_dev = self.run_op(ctx, regs::IRQ_DMA, regs::dma_running, |bar| {
             bar.write32(addr, regs::DMA_SRC);
             bar.write32(regs::DMA_BUF, regs::DMA_DST);
             bar.write32(len as u32, regs::DMA_COUNT);
@@ -242,7 +249,7 @@ impl Instance {
         // Poison the host copy so that the way back is really checked.
         // SAFETY: As above; the transfer has completed.
         unsafe { ptr::write_bytes(host, 0xa5, len) };
-        let from_dev = self.run_op(regs::IRQ_DMA, regs::dma_running, |bar| {
+        let from_dev = self.run_op(ctx, regs::IRQ_DMA, regs::dma_running, |bar| {
             bar.write32(regs::DMA_BUF, regs::DMA_SRC);
             bar.write32(addr, regs::DMA_DST);
             bar.write32(len as u32, regs::DMA_COUNT);
@@ -262,28 +269,29 @@ impl Instance {
 
     /// The device is being unbound: stop everything that uses it, and the
     /// device's DMA.
-    pub(crate) fn detach(&self, pdev: &pci::Device<Core<'_>>) {
+    pub(crate) fn detach(&self, ctx: &Sleepable, pdev: &pci::Device<Core<'_>>) {
         self.gone.store(true, Release);
-        let session = self.sessions.lock().take();
+        let session = self.sessions.lock(ctx).take();
         if let Some(s) = session {
-            s.stop(StopReason::User);
+            s.stop(ctx, StopReason::User);
         }
         // A session a file still holds (configured, or raced with the
         // above) is stopped too: it can no longer be started.
-        let active = self.active.lock().take();
+        let active = self.active.lock(ctx).take();
         if let Some(s) = active {
-            s.stop(StopReason::User);
+            s.stop(ctx, StopReason::User);
         }
         {
-            let _g = self.done.lock();
+            let _g = self.done.lock(ctx);
             self.done_cv.notify_all();
         }
         // Waits for a running device operation.
-        let buf = self.ops.lock().take();
+        let buf = self.ops.lock(ctx).take();
         // A transfer of an operation that ended early (signal, timeout) may
         // still be running: the buffer is freed only once the device is
         // idle, and kept if it does not get idle.
-        let idle = buf.is_none() || matches!(self.wait_idle(regs::dma_running, false), Ok(true));
+        let idle =
+            buf.is_none() || matches!(self.wait_idle(ctx, regs::dma_running, false), Ok(true));
         rtrs::pci::clear_master(pdev);
         if let Some(buf) = buf {
             if idle {

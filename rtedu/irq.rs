@@ -6,6 +6,10 @@
 
 use kernel::{
     io::Io,
+    irq::{
+        IrqReturn,
+        ThreadedIrqReturn, //
+    },
     sync::{
         atomic::{
             Acquire,
@@ -25,7 +29,6 @@ use crate::{
             Sleepable, //
         },
         irq::{
-            HardIrqReturn,
             IrqHandler,
             IrqThread, //
         },
@@ -39,7 +42,7 @@ pub(crate) struct EduIrq {
 }
 
 impl IrqHandler for EduIrq {
-    fn hard(&self, _irq: &HardIrq<'_>) -> HardIrqReturn {
+    fn hard(&self, _irq: &HardIrq) -> ThreadedIrqReturn {
         // Bounded work only: one timestamp, two MMIO accesses, atomics.
         let now = ktime_ns();
         let status = self
@@ -55,7 +58,7 @@ impl IrqHandler for EduIrq {
             .unwrap_or(0);
         if status == 0 {
             self.inst.spurious.fetch_add(1, Relaxed);
-            return HardIrqReturn::None;
+            return ThreadedIrqReturn::None;
         }
         if status & regs::IRQ_PROBE != 0 {
             self.inst.probe_irq_ns.store(now, Relaxed);
@@ -65,25 +68,29 @@ impl IrqHandler for EduIrq {
             old = cur;
         }
         self.inst.irqs.fetch_add(1, Relaxed);
-        HardIrqReturn::WakeThread
+        ThreadedIrqReturn::WakeThread
     }
 
-    fn thread(&self, _ctx: &Sleepable<'_>) -> bool {
+    fn thread(&self, ctx: &Sleepable) -> IrqReturn {
         let now = ktime_ns();
         let bits = self.inst.pending.xchg(0, Acquire);
         if bits & regs::IRQ_PROBE != 0 {
             let irq_ns = self.inst.probe_irq_ns.load(Relaxed);
-            let active = self.inst.active.lock();
+            let active = self.inst.active.lock(ctx);
             if let Some(s) = active.as_ref() {
-                s.event(irq_ns, now);
+                s.event(ctx, irq_ns, now);
             }
         }
         let completions = bits & (regs::IRQ_FACT | regs::IRQ_DMA);
         if completions != 0 {
-            *self.inst.done.lock() |= completions;
+            *self.inst.done.lock(ctx) |= completions;
             self.inst.done_cv.notify_all();
         }
-        bits != 0
+        if bits != 0 {
+            IrqReturn::Handled
+        } else {
+            IrqReturn::None
+        }
     }
 
     fn irq_thread(&self) -> &IrqThread {

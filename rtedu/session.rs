@@ -9,7 +9,6 @@ use core::ptr;
 use kernel::{
     c_str,
     io::Io,
-    new_mutex,
     prelude::*,
     sync::{
         atomic::{
@@ -19,8 +18,7 @@ use kernel::{
             Release, //
         },
         Arc,
-        ArcBorrow,
-        Mutex, //
+        ArcBorrow, //
     },
     time::{
         hrtimer::{
@@ -43,7 +41,8 @@ use crate::{
             cancel_hard_timer,
             start_hard_timer,
             HardIrq,
-            HardTimerCallback, //
+            HardTimerCallback,
+            Sleepable, //
         },
         measure::{
             self,
@@ -52,6 +51,7 @@ use crate::{
             Readers,
             Source, //
         },
+        sync::TaskMutex,
         time::ktime_ns,
         uapi::{
             self,
@@ -83,7 +83,7 @@ pub(crate) struct EduSession {
     raised_missed: Atomic<u32>,
     stopping: Atomic<bool>,
     #[pin]
-    stop_lock: Mutex<()>,
+    stop_lock: TaskMutex<()>,
 }
 
 #[pinned_drop]
@@ -99,7 +99,7 @@ impl HardTimerCallback for EduSession {
     fn run(
         this: ArcBorrow<'_, Self>,
         mut ctx: HrTimerCallbackContext<'_, Self>,
-        _irq: &HardIrq<'_>,
+        _irq: &HardIrq,
     ) -> HrTimerRestart {
         if this.stopping.load(Relaxed) {
             return HrTimerRestart::NoRestart;
@@ -138,7 +138,7 @@ crate::hard_timer! {
 
 impl EduSession {
     /// IRQ thread, with `inst.active` held: the probe's interrupt arrived.
-    pub(crate) fn event(&self, irq_ns: i64, thread_ns: i64) {
+    pub(crate) fn event(&self, ctx: &Sleepable, irq_ns: i64, thread_ns: i64) {
         if !self.in_flight.load(Acquire) {
             return;
         }
@@ -155,7 +155,7 @@ impl EduSession {
         rec.lat_ns[Stage::Thread] = thread_ns - raise;
         // SAFETY: The channel's only producer is the IRQ thread, serialised
         // by `inst.active`.
-        let tripped = unsafe { self.out.complete(&self.out.chans[0], rec) };
+        let tripped = unsafe { self.out.complete(ctx, &self.out.chans[0], rec) };
         self.in_flight.store(false, Release);
         if tripped {
             self.stopping.store(true, Relaxed);
@@ -167,7 +167,12 @@ impl EduSession {
 impl Source for EduSession {
     type Device = Arc<Instance>;
 
-    fn configure(inst: &Arc<Instance>, config: Config, readers: Arc<Readers>) -> Result<Arc<Self>> {
+    fn configure(
+        _ctx: &Sleepable,
+        inst: &Arc<Instance>,
+        config: Config,
+        readers: Arc<Readers>,
+    ) -> Result<Arc<Self>> {
         if inst.gone() {
             return Err(ENODEV);
         }
@@ -203,7 +208,7 @@ impl Source for EduSession {
                 pending_missed: Atomic::new(0),
                 raised_missed: Atomic::new(0),
                 stopping: Atomic::new(false),
-                stop_lock <- new_mutex!(()),
+                stop_lock <- crate::new_task_mutex!(()),
             }),
             GFP_KERNEL,
         )
@@ -213,8 +218,8 @@ impl Source for EduSession {
         &self.out
     }
 
-    fn start(self: &Arc<Self>) -> Result {
-        let mut active = self.inst.active.lock();
+    fn start(self: &Arc<Self>, ctx: &Sleepable) -> Result {
+        let mut active = self.inst.active.lock(ctx);
         if self.inst.gone() {
             return Err(ENODEV);
         }
@@ -229,15 +234,15 @@ impl Source for EduSession {
         Ok(())
     }
 
-    fn stop(&self, reason: StopReason) {
-        let _serial = self.stop_lock.lock();
-        self.out.set_stopped(reason);
+    fn stop(&self, ctx: &Sleepable, reason: StopReason) {
+        let _serial = self.stop_lock.lock(ctx);
+        self.out.set_stopped(ctx, reason);
         self.stopping.store(true, Relaxed);
         smp_mb();
         cancel_hard_timer(self);
         // After this the IRQ thread completes no record into this session.
         let mine = {
-            let mut active = self.inst.active.lock();
+            let mut active = self.inst.active.lock(ctx);
             if active.as_ref().is_some_and(|s| ptr::eq(&**s, self)) {
                 active.take()
             } else {
@@ -249,7 +254,7 @@ impl Source for EduSession {
             .irq_thread
             .set_priority(module_parameters::irq_priority.value().clamp(1, 99))
             .ok();
-        self.out.set_finished();
+        self.out.set_finished(ctx);
     }
 
     /// The user stage: the reader's wake-up by the event's IRQ thread.
@@ -263,9 +268,9 @@ impl Source for EduSession {
         true
     }
 
-    fn woken_delivered(&self, chan: &Channel, rec: &Record) {
+    fn woken_delivered(&self, ctx: &Sleepable, chan: &Channel, rec: &Record) {
         let mut rec = *rec;
-        if self.out.complete_stage(chan, &mut rec, Stage::User) {
+        if self.out.complete_stage(ctx, chan, &mut rec, Stage::User) {
             self.stopping.store(true, Relaxed);
             cancel_hard_timer(self);
         }

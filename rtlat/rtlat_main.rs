@@ -42,10 +42,13 @@ mod rtrs;
 
 mod session;
 
-use rtrs::measure::{
-    self,
-    Readers,
-    Sessions, //
+use rtrs::{
+    context::Sleepable,
+    measure::{
+        self,
+        Readers,
+        Sessions, //
+    },
 };
 use session::Session;
 
@@ -133,33 +136,43 @@ impl MiscDevice for RtlatFile {
     }
 
     fn release(this: KBox<Self>, _file: &File) {
-        measure::release(&&SHARED, this.id);
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        measure::release(ctx, &&SHARED, this.id);
     }
 
     fn ioctl(this: &Self, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
-        measure::ioctl(&&SHARED, &(), this.id, cmd, arg)
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        measure::ioctl(ctx, &&SHARED, &(), this.id, cmd, arg)
     }
 
     fn read_iter(mut kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {
         let nonblock = rtrs::file::kiocb_nonblock(&mut kiocb);
-        measure::read(&&SHARED, kiocb.file().id, nonblock, iov)
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        measure::read(ctx, &&SHARED, kiocb.file().id, nonblock, iov)
     }
 
     fn show_fdinfo(_this: &Self, m: &SeqFile, _file: &File) {
-        measure::fdinfo(&&SHARED, m, "rtlat");
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        measure::fdinfo(ctx, &&SHARED, m, "rtlat");
     }
 }
 
 impl rtrs::cpuhp::CpuHotplug for RtlatFile {
-    fn offline(cpu: u32) {
-        if let Some(s) = measure::session(&&SHARED) {
-            s.cpu_offline(cpu);
+    fn offline(ctx: &Sleepable, cpu: u32) {
+        if let Some(s) = measure::session(ctx, &&SHARED) {
+            s.cpu_offline(ctx, cpu);
         }
     }
 }
 
 impl rtrs::file::Poll for RtlatFile {
     fn poll(file: &File, table: &PollTable<'_>) -> c_uint {
-        measure::poll(&&SHARED, file, table)
+        // SAFETY: File operations run in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        measure::poll(ctx, &&SHARED, file, table)
     }
 }

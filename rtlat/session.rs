@@ -44,7 +44,7 @@
 //! latency.
 
 use kernel::{
-    bindings, c_str, new_condvar, new_mutex,
+    bindings, c_str, new_condvar,
     prelude::*,
     sync::{
         aref::ARef,
@@ -56,8 +56,7 @@ use kernel::{
         },
         Arc,
         ArcBorrow,
-        CondVar,
-        Mutex, //
+        CondVar, //
     },
     task::Task,
     time::{
@@ -79,7 +78,9 @@ use crate::rtrs::{
         start_hard_timer,
         CpuPinned,
         HardIrq,
-        HardTimerCallback, //
+        HardTimerCallback,
+        Producer,
+        Sleepable, //
     },
     cpu::cpu_online,
     cpuhp::HotplugReadGuard,
@@ -96,6 +97,7 @@ use crate::rtrs::{
         Source, //
     },
     preempt::MigrateGuard,
+    sync::TaskMutex,
     task::{
         current_is_idle,
         current_pinned_cpu, //
@@ -150,17 +152,17 @@ pub(crate) struct CpuState {
     /// it alive while this state lives.
     task: Atomic<*mut bindings::task_struct>,
     #[pin]
-    task_ref: Mutex<Option<ARef<Task>>>,
+    task_ref: TaskMutex<Option<ARef<Task>>>,
     /// The user waiter: one at a time; `stop` waits until it has left.
     user_busy: Atomic<bool>,
     #[pin]
-    user_lock: Mutex<UserSide>,
+    user_lock: TaskMutex<UserSide>,
     #[pin]
     user_cv: CondVar,
     /// Held by whoever completes a record of this CPU in task context (its
     /// kernel thread, its user waiter, `stop`): the ring has one producer.
     #[pin]
-    produce: Mutex<()>,
+    produce: TaskMutex<()>,
     /// Stop sampling (set by stop, by a threshold trip, and when the CPU
     /// goes offline).
     stopping: Atomic<bool>,
@@ -191,11 +193,11 @@ impl HardTimerCallback for CpuState {
     fn run(
         this: ArcBorrow<'_, Self>,
         ctx: HrTimerCallbackContext<'_, Self>,
-        _irq: &HardIrq<'_>,
+        irq: &HardIrq,
     ) -> HrTimerRestart {
         let now = ktime_ns();
         if this.irq_only {
-            return this.irq_only_activation(now, ctx);
+            return this.irq_only_activation(irq, now, ctx);
         }
         this.irq_lat
             .store(now - this.expected.load(Relaxed), Relaxed);
@@ -229,15 +231,15 @@ impl CpuState {
                 irq_lat: Atomic::new(0),
                 irq_idle: Atomic::new(false),
                 task: Atomic::new(core::ptr::null_mut()),
-                task_ref <- new_mutex!(None),
+                task_ref <- crate::new_task_mutex!(None),
                 user_busy: Atomic::new(false),
-                user_lock <- new_mutex!(UserSide {
+                user_lock <- crate::new_task_mutex!(UserSide {
                     pending: None,
                     waiting: false,
                     handed: None,
                 }),
                 user_cv <- new_condvar!(),
-                produce <- new_mutex!(()),
+                produce <- crate::new_task_mutex!(()),
                 stopping: Atomic::new(false),
             }),
             GFP_KERNEL,
@@ -279,6 +281,7 @@ impl CpuState {
     /// (periods already past are skipped and counted, as by `arm_next`).
     fn irq_only_activation(
         &self,
+        irq: &HardIrq,
         now: i64,
         mut ctx: HrTimerCallbackContext<'_, Self>,
     ) -> HrTimerRestart {
@@ -294,7 +297,7 @@ impl CpuState {
         let out = unsafe { &*out };
         // SAFETY: In an irq-only session this CPU's records are produced only
         // here, by one pinned timer, one activation at a time.
-        let r = unsafe { out.record(&out.chans[self.chan], rec) };
+        let r = unsafe { out.record(Producer::HardIrq(irq), &out.chans[self.chan], rec) };
         if r.wake || r.tripped {
             self.kicks.fetch_add(1, Release);
             self.wake_thread();
@@ -326,11 +329,11 @@ impl CpuState {
     /// Stops sampling on this CPU: no timer is armed again (`arm_next`
     /// re-checks the flag after a full barrier), and its thread and user
     /// waiter are woken to see it.
-    fn halt(&self) {
+    fn halt(&self, ctx: &Sleepable) {
         self.stopping.store(true, Relaxed);
         smp_mb();
         self.wake_thread();
-        let _g = self.user_lock.lock();
+        let _g = self.user_lock.lock(ctx);
         self.user_cv.notify_all();
     }
 
@@ -365,9 +368,9 @@ pub(crate) struct Session {
     pub(crate) cpus: KVec<Arc<CpuState>>,
     /// Serialises `stop` (the owner's, and a close racing with it).
     #[pin]
-    stop_lock: Mutex<()>,
+    stop_lock: TaskMutex<()>,
     #[pin]
-    threads: Mutex<KVec<RtThread<Worker>>>,
+    threads: TaskMutex<KVec<RtThread<Worker>>>,
 }
 
 /// Data of one CPU's kernel thread.
@@ -383,7 +386,8 @@ impl RtThreadFn for Worker {
         // cancelled, so the hard IRQ never wakes a freed task.
         let task: ARef<Task> = ARef::from(&**kernel::current!());
         cpu.task.store(Task::current_raw(), Release);
-        *cpu.task_ref.lock() = Some(task);
+        let sleepable = ctx.sleepable();
+        *cpu.task_ref.lock(sleepable) = Some(task);
         if cpu.irq_only {
             Self::irq_only(this, ctx);
             return;
@@ -401,11 +405,11 @@ impl RtThreadFn for Worker {
             let mut rec = cpu.fired_record(handled);
             rec.lat_ns[Stage::Thread] = now - cpu.expected.load(Relaxed);
             if cpu.user_stage {
-                this.session.thread_done(cpu, rec);
+                this.session.thread_done(sleepable, cpu, rec);
             } else {
                 rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
-                let _p = cpu.produce.lock();
-                this.session.complete(cpu, rec);
+                let _p = cpu.produce.lock(sleepable);
+                this.session.complete(sleepable, cpu, rec);
             }
             if !cpu.stopping.load(Relaxed) {
                 cpu.arm_next();
@@ -421,6 +425,7 @@ impl Worker {
     fn irq_only(this: &Self, ctx: &ThreadContext<'_>) {
         let cpu = &this.cpu;
         let out = this.session.output();
+        let sleepable = ctx.sleepable();
         cpu.arm_next();
         let mut seen = 0u64;
         loop {
@@ -432,10 +437,10 @@ impl Worker {
             seen = cpu.kicks.load(Acquire);
             if out.state() == State::Stopped {
                 // A threshold tripped in the hard IRQ: stop every CPU.
-                this.session.halt(StopReason::Threshold);
+                this.session.halt(sleepable, StopReason::Threshold);
                 break;
             }
-            out.notify_readers();
+            out.notify_readers(sleepable);
         }
     }
 }
@@ -446,11 +451,16 @@ impl Source for Session {
     const USER_WAIT: bool = true;
 
     /// Allocates everything the session needs; nothing is allocated later.
-    fn configure(_dev: &(), config: Config, readers: Arc<Readers>) -> Result<Arc<Self>> {
+    fn configure(
+        ctx: &Sleepable,
+        _dev: &(),
+        config: Config,
+        readers: Arc<Readers>,
+    ) -> Result<Arc<Self>> {
         // No CPU comes or goes while the set is taken (START checks again,
         // so the allocation below does not hold hotplug off).
         let set = {
-            let _hp = HotplugReadGuard::new();
+            let _hp = HotplugReadGuard::new(ctx);
             config
                 .cpu_set(kernel::cpu::nr_cpu_ids(), cpu_online)
                 .map_err(measure::uapi_err)?
@@ -478,8 +488,8 @@ impl Source for Session {
                     readers,
                 ),
                 cpus,
-                stop_lock <- new_mutex!(()),
-                threads <- new_mutex!(KVec::new()),
+                stop_lock <- crate::new_task_mutex!(()),
+                threads <- crate::new_task_mutex!(KVec::new()),
             }),
             GFP_KERNEL,
         )
@@ -490,16 +500,16 @@ impl Source for Session {
     }
 
     /// Starts sampling: one RT kernel thread per CPU.
-    fn start(self: &Arc<Self>) -> Result {
+    fn start(self: &Arc<Self>, ctx: &Sleepable) -> Result {
         // A CPU that went offline since CONFIG (its teardown callback ran, or
         // runs now) is seen offline here: no thread is bound to a dead CPU.
-        let _hp = HotplugReadGuard::new();
-        let mut threads = self.threads.lock();
+        let _hp = HotplugReadGuard::new(ctx);
+        let mut threads = self.threads.lock(ctx);
         self.out.set_running()?;
         for cpu in self.cpus.iter() {
             if !cpu_online(cpu.cpu) {
                 self.out.chans[cpu.chan].went_offline.store(true, Relaxed);
-                cpu.halt();
+                cpu.halt(ctx);
                 continue;
             }
             // INVARIANT: `self.out` is pinned in this session, which stays
@@ -521,7 +531,7 @@ impl Source for Session {
                 Ok(()) => {}
                 Err(e) => {
                     drop(threads);
-                    self.stop(StopReason::User);
+                    self.stop(ctx, StopReason::User);
                     return Err(e);
                 }
             }
@@ -531,20 +541,20 @@ impl Source for Session {
 
     /// Stops sampling and joins every thread; records and statistics stay.
     /// Sleeps; never call it from a session thread.
-    fn stop(&self, reason: StopReason) {
-        let _serial = self.stop_lock.lock();
-        self.halt(reason);
+    fn stop(&self, ctx: &Sleepable, reason: StopReason) {
+        let _serial = self.stop_lock.lock(ctx);
+        self.halt(ctx, reason);
         for cpu in self.cpus.iter() {
             cancel_hard_timer(&**cpu);
         }
         // Joining the threads breaks the Session <-> Worker reference cycle.
-        let threads = core::mem::take(&mut *self.threads.lock());
+        let threads = core::mem::take(&mut *self.threads.lock(ctx));
         drop(threads);
         for cpu in self.cpus.iter() {
             cancel_hard_timer(&**cpu);
             // A user waiter still inside USER_WAIT (it was woken by `halt`)
             // leaves before the stream ends: no record lands after EOF.
-            let mut g = cpu.user_lock.lock();
+            let mut g = cpu.user_lock.lock(ctx);
             while cpu.user_busy.load(Acquire) {
                 cpu.user_cv.wait(&mut g);
             }
@@ -552,16 +562,16 @@ impl Source for Session {
             let pending = g.pending.take();
             drop(g);
             if let Some(rec) = pending {
-                let _p = cpu.produce.lock();
-                self.complete_pending(cpu, rec, None);
+                let _p = cpu.produce.lock(ctx);
+                self.complete_pending(ctx, cpu, rec, None);
             }
         }
         // Nothing can produce a record any more: the stream may end.
-        self.out.set_finished();
+        self.out.set_finished(ctx);
     }
 
     /// `RTLAT_IOC_USER_WAIT`: the user stage, from a thread pinned to a CPU.
-    fn user_wait(&self) -> Result<Record> {
+    fn user_wait(&self, ctx: &Sleepable) -> Result<Record> {
         if !self.out.config.user_stage() {
             return Err(EINVAL);
         }
@@ -573,8 +583,8 @@ impl Source for Session {
         if cpu.user_busy.xchg(true, Acquire) {
             return Err(EBUSY);
         }
-        let r = self.user_wait_on(cpu);
-        let _g = cpu.user_lock.lock();
+        let r = self.user_wait_on(ctx, cpu);
+        let _g = cpu.user_lock.lock(ctx);
         cpu.user_busy.store(false, Release);
         // `stop` may be waiting for this waiter to leave.
         cpu.user_cv.notify_all();
@@ -585,31 +595,31 @@ impl Source for Session {
 impl Session {
     /// Marks the session stopped (from any task context, also its threads):
     /// no timer is armed again, waiters and readers are woken.
-    fn halt(&self, reason: StopReason) {
-        self.out.set_stopped(reason);
+    fn halt(&self, ctx: &Sleepable, reason: StopReason) {
+        self.out.set_stopped(ctx, reason);
         for cpu in self.cpus.iter() {
-            cpu.halt();
+            cpu.halt(ctx);
         }
     }
 
     /// Statistics, thresholds and the ring for one completed record; the
     /// caller holds `cpu.produce`.
-    fn complete(&self, cpu: &CpuState, rec: Record) {
+    fn complete(&self, ctx: &Sleepable, cpu: &CpuState, rec: Record) {
         // SAFETY: Records of a CPU are produced in task context only under
         // its `produce` lock, which the caller holds (an irq-only session
         // has no task-context producer).
-        if unsafe { self.out.complete(&self.out.chans[cpu.chan], rec) } {
-            self.halt(StopReason::Threshold);
+        if unsafe { self.out.complete(ctx, &self.out.chans[cpu.chan], rec) } {
+            self.halt(ctx, StopReason::Threshold);
         }
     }
 
     /// `cpu` is going offline (called on it, in task context): stop sampling
     /// there for the rest of the session. Its thread finishes, its timer is
     /// cancelled, a user waiter there gets `-ESHUTDOWN`; the others go on.
-    pub(crate) fn cpu_offline(&self, cpu: u32) {
+    pub(crate) fn cpu_offline(&self, ctx: &Sleepable, cpu: u32) {
         let Some(c) = self.cpu(cpu) else { return };
         self.out.chans[c.chan].went_offline.store(true, Relaxed);
-        c.halt();
+        c.halt(ctx);
         cancel_hard_timer(&**c);
     }
 
@@ -620,16 +630,16 @@ impl Session {
     /// The kernel thread's part of a user-stage activation: `rec` has its
     /// irq and thread stages. Handed to the blocked waiter, or completed
     /// here if there is none.
-    fn thread_done(&self, cpu: &CpuState, mut rec: Record) {
+    fn thread_done(&self, ctx: &Sleepable, cpu: &CpuState, mut rec: Record) {
         let chan = &self.out.chans[cpu.chan];
         if self
             .out
             .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread])
         {
-            self.halt(StopReason::Threshold);
+            self.halt(ctx, StopReason::Threshold);
         }
         {
-            let mut g = cpu.user_lock.lock();
+            let mut g = cpu.user_lock.lock(ctx);
             if g.waiting {
                 g.waiting = false;
                 g.handed = Some(rec);
@@ -645,20 +655,26 @@ impl Session {
         // No waiter: the activation is recorded all the same. The waiter's
         // previous record, still without its response, goes first.
         chan.unattended.store(true, Relaxed);
-        let _p = cpu.produce.lock();
-        let pending = cpu.user_lock.lock().pending.take();
+        let _p = cpu.produce.lock(ctx);
+        let pending = cpu.user_lock.lock(ctx).pending.take();
         if let Some(prev) = pending {
-            self.complete_pending(cpu, prev, None);
+            self.complete_pending(ctx, cpu, prev, None);
         }
         rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
-        self.complete(cpu, rec);
+        self.complete(ctx, cpu, rec);
     }
 
     /// Completes a record handed to a waiter, with its response time if the
     /// waiter came back for the next one (else `REC_NO_RESPONSE`, and
     /// `REC_NO_USER` if it did not even return to user space with it). The
     /// caller holds `cpu.produce`.
-    fn complete_pending(&self, cpu: &CpuState, mut rec: Record, response: Option<i64>) {
+    fn complete_pending(
+        &self,
+        ctx: &Sleepable,
+        cpu: &CpuState,
+        mut rec: Record,
+        response: Option<i64>,
+    ) {
         match response {
             Some(r) => rec.lat_ns[Stage::Response] = r,
             None => rec.flags |= uapi::REC_NO_RESPONSE,
@@ -667,22 +683,22 @@ impl Session {
             rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
             rec.lat_ns[Stage::Response] = -1;
         }
-        self.complete(cpu, rec);
+        self.complete(ctx, cpu, rec);
     }
 
-    fn user_wait_on(&self, cpu: &CpuState) -> Result<Record> {
+    fn user_wait_on(&self, ctx: &Sleepable, cpu: &CpuState) -> Result<Record> {
         // The previous activation's response time: it is back. Completed
         // outside `user_lock`: a threshold trip in `complete` takes every
         // CPU's user lock to wake the waiters.
         {
-            let _p = cpu.produce.lock();
-            let prev = cpu.user_lock.lock().pending.take();
+            let _p = cpu.produce.lock(ctx);
+            let prev = cpu.user_lock.lock(ctx).pending.take();
             if let Some(prev) = prev {
                 let response = ktime_ns() - prev.expected_ns as i64;
-                self.complete_pending(cpu, prev, Some(response));
+                self.complete_pending(ctx, cpu, prev, Some(response));
             }
         }
-        let mut g = cpu.user_lock.lock();
+        let mut g = cpu.user_lock.lock(ctx);
         if !self.out.running() || cpu.stopping.load(Relaxed) {
             return Err(measure::eshutdown());
         }
@@ -731,14 +747,14 @@ impl Session {
             .out
             .check_early(&self.out.chans[cpu.chan], &mut rec, &[Stage::User]);
         {
-            let mut g = cpu.user_lock.lock();
+            let mut g = cpu.user_lock.lock(ctx);
             // Unless the next activation already completed it without us.
             if let Some(p) = g.pending.as_mut().filter(|p| p.seq == rec.seq) {
                 *p = rec;
             }
         }
         if tripped {
-            self.halt(StopReason::Threshold);
+            self.halt(ctx, StopReason::Threshold);
         }
         Ok(rec)
     }

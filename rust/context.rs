@@ -9,9 +9,10 @@
 //! types:
 //!
 //! - [`HardIrq`] is handed to hard-IRQ callbacks by the entry points of this
-//!   layer ([`hard_timer!`](crate::hard_timer)); it proves that interrupts are
-//!   off and the CPU is pinned, so it unlocks per-CPU access
-//!   ([`crate::rtrs::percpu`]).
+//!   layer ([`hard_timer!`](crate::hard_timer), [`crate::rtrs::irq`]); it
+//!   proves that interrupts are off and the CPU is pinned, so it unlocks
+//!   per-CPU access ([`crate::rtrs::percpu`]) and lends [`IrqsOff`] to raw
+//!   spinlocks.
 //! - [`Sleepable`] proves that the code may sleep. Only task-context entry
 //!   points receive one; creating one anywhere else needs `unsafe`. The
 //!   sleeping primitives of this layer ([`crate::rtrs::sync`]) require it, so
@@ -22,38 +23,39 @@
 //! (`CONFIG_PROVE_RAW_LOCK_NESTING`, `CONFIG_DEBUG_ATOMIC_SLEEP`), which the
 //! test suite runs under.
 
-use core::marker::PhantomData;
+use kernel::types::NotThreadSafe;
 
 use super::ffi;
 
 /// Proof that the holder runs in hard-IRQ context: interrupts are disabled,
 /// the code is not preemptible and stays on its CPU.
 ///
-/// Not `Send`: it is only meaningful on the CPU and in the interrupt that
-/// produced it.
+/// Only ever handed out as `&HardIrq`, for the duration of a callback (by
+/// [`hard_timer!`](crate::hard_timer) and [`crate::rtrs::irq`]); it cannot be
+/// kept past it, sent to another thread (`NotThreadSafe`) or made without
+/// `unsafe` ([`Self::assume_hardirq`]). It lends [`IrqsOff`], which raw
+/// spinlocks accept, and nothing a sleeping lock accepts.
 ///
 /// # Invariants
 ///
-/// While a `HardIrq<'a>` exists, the current CPU runs in hard-IRQ context.
-pub(crate) struct HardIrq<'a> {
-    _not_send: PhantomData<&'a *mut ()>,
-}
+/// While a `&HardIrq` is alive, the current CPU runs in hard-IRQ context.
+pub(crate) struct HardIrq(NotThreadSafe);
 
-impl HardIrq<'_> {
-    /// Creates the token.
+impl HardIrq {
+    /// Assumes hard-IRQ context for `'a` (checked with
+    /// `CONFIG_RUST_DEBUG_ASSERTIONS`).
     ///
     /// # Safety
     ///
-    /// The caller runs in hard-IRQ context, and the token does not outlive
-    /// that interrupt (it is only borrowed by the callback).
+    /// For the whole of `'a`, the current CPU runs in hard-IRQ context (an
+    /// hrtimer callback of a hard mode, a primary interrupt handler).
     #[inline]
-    pub(crate) unsafe fn new() -> Self {
+    pub(crate) unsafe fn assume_hardirq<'a>() -> &'a HardIrq {
+        const HARD_IRQ: &HardIrq = &HardIrq(NotThreadSafe);
         // SAFETY: Reading the preempt count has no precondition.
         debug_assert!(unsafe { ffi::rtrs_in_hardirq() });
         // INVARIANT: guaranteed by the caller.
-        Self {
-            _not_send: PhantomData,
-        }
+        HARD_IRQ
     }
 
     /// The CPU this interrupt runs on.
@@ -62,39 +64,87 @@ impl HardIrq<'_> {
         // SAFETY: Hard-IRQ context pins the CPU (type invariant).
         unsafe { ffi::rtrs_smp_processor_id() }
     }
+
+    /// Interrupts are off for as long as this token is borrowed: what a raw
+    /// spinlock needs to be taken without saving and restoring them
+    /// ([`crate::rtrs::raw_spinlock::LockIrqsOff`]).
+    #[inline]
+    pub(crate) fn irqs_off(&self) -> &IrqsOff {
+        // SAFETY: Hard-IRQ context runs with interrupts off (type
+        // invariant), for as long as `self` is borrowed.
+        unsafe { IrqsOff::assume_off() }
+    }
+}
+
+/// Proof that local interrupts are disabled.
+///
+/// The rtrs twin of `kernel::interrupt::LocalInterruptDisabled`, which this
+/// layer does not lend: that one also unlocks `SpinLockIrq::lock_with`,
+/// and a `SpinLockIrq` is an rt_mutex on PREEMPT_RT, which must not be
+/// taken with interrupts off. Only raw spinlocks accept an `IrqsOff`.
+///
+/// # Invariants
+///
+/// While a `&IrqsOff` is alive, local interrupts are disabled.
+pub(crate) struct IrqsOff(NotThreadSafe);
+
+impl IrqsOff {
+    /// Assumes interrupts are off for `'a` (checked with
+    /// `CONFIG_RUST_DEBUG_ASSERTIONS`).
+    ///
+    /// # Safety
+    ///
+    /// For the whole of `'a`, local interrupts are disabled.
+    #[inline]
+    pub(crate) unsafe fn assume_off<'a>() -> &'a IrqsOff {
+        const IRQS_OFF: &IrqsOff = &IrqsOff(NotThreadSafe);
+        // SAFETY: Reading the interrupt state has no precondition.
+        debug_assert!(unsafe { ffi::rtrs_irqs_disabled() });
+        // INVARIANT: guaranteed by the caller.
+        IRQS_OFF
+    }
 }
 
 /// Proof that the holder runs in task context and may sleep: preemptible,
 /// interrupts enabled, no raw spinlock held.
 ///
+/// Handed out as `&Sleepable` by the task-context entry points of the layer
+/// (kernel threads, IRQ threads) and minted once by each module's own entry
+/// points (module init and exit, file operations, probe and remove) with
+/// [`Self::assume_sleepable`]; not `Send`, not kept past the call.
+///
 /// # Invariants
 ///
-/// While a `Sleepable<'a>` exists, the current task may sleep.
-pub(crate) struct Sleepable<'a> {
-    _not_send: PhantomData<&'a *mut ()>,
-}
+/// While a `&Sleepable` is alive, the current task may sleep.
+pub(crate) struct Sleepable(NotThreadSafe);
 
-impl Sleepable<'_> {
-    /// Creates the token in a context the caller knows to be sleepable.
-    ///
-    /// Entry points of the modules that run in task context (module init and
-    /// exit, file operations, kernel threads) create it once and pass it down.
-    /// Under `CONFIG_DEBUG_ATOMIC_SLEEP` the claim is checked with
-    /// `might_sleep()`.
+impl Sleepable {
+    /// Assumes a sleepable context for `'a`. Under
+    /// `CONFIG_DEBUG_ATOMIC_SLEEP` the claim is checked with `might_sleep()`.
     ///
     /// # Safety
     ///
-    /// The caller runs in task context where sleeping is allowed, and does not
-    /// enter an atomic section (raw spinlock, preemption or interrupts
-    /// disabled) while the token is alive.
+    /// For the whole of `'a`, the caller runs in task context where sleeping
+    /// is allowed, and does not enter an atomic section (raw spinlock,
+    /// preemption or interrupts disabled) while the token is borrowed.
     #[inline]
-    pub(crate) unsafe fn assume() -> Self {
+    pub(crate) unsafe fn assume_sleepable<'a>() -> &'a Sleepable {
+        const SLEEPABLE: &Sleepable = &Sleepable(NotThreadSafe);
         kernel::task::might_sleep();
         // INVARIANT: guaranteed by the caller.
-        Self {
-            _not_send: PhantomData,
-        }
+        SLEEPABLE
     }
+}
+
+/// The context a record is produced in, as its producer proves it: the
+/// record path ([`crate::rtrs::measure`]) runs in both, and takes its raw
+/// locks without saving the interrupt state in the first.
+#[derive(Clone, Copy)]
+pub(crate) enum Producer<'a> {
+    /// A hard-IRQ callback.
+    HardIrq(&'a HardIrq),
+    /// A task (a kernel thread, an IRQ thread, a file operation).
+    Task(&'a Sleepable),
 }
 
 /// Types whose existence proves the current task cannot migrate to another
@@ -110,7 +160,7 @@ pub(crate) unsafe trait CpuPinned {
 }
 
 // SAFETY: Hard-IRQ context does not migrate (type invariant of `HardIrq`).
-unsafe impl CpuPinned for HardIrq<'_> {
+unsafe impl CpuPinned for HardIrq {
     fn cpu(&self) -> u32 {
         HardIrq::cpu(self)
     }
@@ -137,7 +187,7 @@ pub(crate) trait HardTimerCallback: Sized {
     fn run(
         this: <Self::Pointer<'_> as kernel::time::hrtimer::RawHrTimerCallback>::CallbackTarget<'_>,
         ctx: kernel::time::hrtimer::HrTimerCallbackContext<'_, Self>,
-        irq: &HardIrq<'_>,
+        irq: &HardIrq,
     ) -> kernel::time::hrtimer::HrTimerRestart
     where
         Self: kernel::time::hrtimer::HasHrTimer<Self>;
@@ -215,8 +265,8 @@ macro_rules! hard_timer {
                 // SAFETY: The mode is a hard mode (checked above), so the
                 // callback runs in hard-IRQ context, also on PREEMPT_RT; the
                 // token is only borrowed for the duration of the callback.
-                let irq = unsafe { $crate::rtrs::context::HardIrq::new() };
-                <$t as $crate::rtrs::context::HardTimerCallback>::run(this, ctx, &irq)
+                let irq = unsafe { $crate::rtrs::context::HardIrq::assume_hardirq() };
+                <$t as $crate::rtrs::context::HardTimerCallback>::run(this, ctx, irq)
             }
         }
 

@@ -21,12 +21,16 @@ use kernel::{
     str::CStr, //
 };
 
-use super::ffi;
+use super::{
+    context::Sleepable,
+    ffi, //
+};
 
 /// What to do when CPUs come and go.
 pub(crate) trait CpuHotplug {
-    /// `cpu` is going offline. Runs on `cpu`, in task context (may sleep).
-    fn offline(cpu: u32);
+    /// `cpu` is going offline. Runs on `cpu`, in the hotplug thread (task
+    /// context, may sleep: `ctx`).
+    fn offline(ctx: &Sleepable, cpu: u32);
 }
 
 /// A registered dynamic hotplug state; removed on drop.
@@ -45,7 +49,10 @@ pub(crate) struct Registration<H: CpuHotplug> {
 ///
 /// Called by the hotplug core with a CPU number.
 unsafe extern "C" fn offline_trampoline<H: CpuHotplug>(cpu: c_uint) -> c_int {
-    H::offline(cpu);
+    // SAFETY: The callbacks of a dynamic (`CPUHP_AP_ONLINE_DYN`) state run in
+    // the CPU's hotplug thread, in task context, and may sleep.
+    let ctx = unsafe { Sleepable::assume_sleepable() };
+    H::offline(ctx, cpu);
     0
 }
 
@@ -89,9 +96,8 @@ pub(crate) struct HotplugReadGuard {
 
 impl HotplugReadGuard {
     /// Takes the hotplug lock for reading. Sleeps.
-    pub(crate) fn new() -> Self {
-        // SAFETY: Task context (the callers are file operations); balanced
-        // in `drop`.
+    pub(crate) fn new(_ctx: &Sleepable) -> Self {
+        // SAFETY: Task context (the token); balanced in `drop`.
         unsafe { kernel::bindings::cpus_read_lock() };
         // INVARIANT: just taken.
         Self {

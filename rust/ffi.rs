@@ -24,14 +24,6 @@ pub(crate) struct IrqsaveTry {
     pub(crate) taken: bool,
 }
 
-/// `struct rtrs_irq_ops`: the handlers `rtrs_request_threaded_irq` calls.
-#[repr(C)]
-pub(crate) struct IrqOps {
-    pub(crate) hard: unsafe extern "C" fn(*mut c_void) -> c_int,
-    pub(crate) thread: unsafe extern "C" fn(*mut c_void) -> c_int,
-    pub(crate) data: *mut c_void,
-}
-
 extern "C" {
     pub(crate) fn rtrs_raw_spin_lock_irqsave_try(lock: *mut bindings::raw_spinlock_t)
         -> IrqsaveTry;
@@ -91,13 +83,6 @@ extern "C" {
         f: *mut c_void,
         poll: Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_uint>,
     ) -> c_int;
-    pub(crate) fn rtrs_request_threaded_irq(
-        irq: c_uint,
-        ops: *mut IrqOps,
-        flags: c_ulong,
-        name: *const c_char,
-    ) -> c_int;
-    pub(crate) fn rtrs_free_irq(irq: c_uint, ops: *mut IrqOps);
     pub(crate) fn rtrs_set_current_fifo(prio: c_int) -> c_int;
     pub(crate) fn rtrs_current_tid() -> c_int;
     // `pdev` is a `struct pci_dev *` (whose bindgen type is not FFI-safe).

@@ -14,7 +14,9 @@
 //! a shared INTx line is refused when its handlers disagree about
 //! `IRQF_ONESHOT`, and force-threaded handlers on the line have it.)
 //!
-//! [`ThreadedIrq`] registers such a pair for an [`IrqHandler`]:
+//! [`ThreadedIrq`] is the kernel crate's `irq::ThreadedRegistration`,
+//! requested with `IRQF_ONESHOT`, for an [`IrqHandler`] behind [`RtIrq`],
+//! which lends each half its context token:
 //!
 //! - [`IrqHandler::hard`] receives a [`HardIrq`] token, so it can only use
 //!   what is allowed there: raw spinlocks, atomics, MMIO. It must be short
@@ -26,15 +28,19 @@
 //! The IRQ thread is moved to the priority held in the handler's
 //! [`IrqThread`] (changeable at any time with [`IrqThread::set_priority`])
 //! from the thread itself, on its next run, as `chrt -f -p` would.
-
-use core::marker::PhantomPinned;
+//!
+//! The registration borrows the device's interrupt request for `'bound`
+//! (Linux 7.3's interrupt API), so this module is built for 7.3 and later.
 
 use kernel::{
-    bindings,
-    ffi::{
-        c_int,
-        c_ulong,
-        c_void, //
+    ffi::c_int,
+    irq::{
+        Flags,
+        IrqRequest,
+        IrqReturn,
+        ThreadedHandler,
+        ThreadedIrqReturn,
+        ThreadedRegistration, //
     },
     prelude::*,
     str::CStr,
@@ -42,7 +48,6 @@ use kernel::{
         Atomic,
         Relaxed, //
     },
-    types::Opaque,
 };
 
 use super::{
@@ -53,24 +58,13 @@ use super::{
     ffi, //
 };
 
-/// What the hard-IRQ half decided.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HardIrqReturn {
-    /// Not this device's interrupt (shared line).
-    None = 0,
-    /// Handled completely.
-    Handled = 1,
-    /// Handled; run the thread half.
-    WakeThread = 2,
-}
-
 /// The two halves of a device interrupt handler.
 pub(crate) trait IrqHandler: Sync {
     /// Hard-IRQ context: bounded work only.
-    fn hard(&self, irq: &HardIrq<'_>) -> HardIrqReturn;
+    fn hard(&self, irq: &HardIrq) -> ThreadedIrqReturn;
 
-    /// The IRQ thread; true if it handled something.
-    fn thread(&self, ctx: &Sleepable<'_>) -> bool;
+    /// The IRQ thread.
+    fn thread(&self, ctx: &Sleepable) -> IrqReturn;
 
     /// The wanted priority of the IRQ thread, and what it is.
     fn irq_thread(&self) -> &IrqThread;
@@ -114,7 +108,7 @@ impl IrqThread {
     }
 
     /// In the IRQ thread: apply the wanted priority if it changed.
-    fn apply(&self) {
+    fn apply(&self, _ctx: &Sleepable) {
         let want = self.priority.load(Relaxed);
         if self.applied.load(Relaxed) != want {
             // SAFETY: Changes the current task's policy; task context.
@@ -127,114 +121,63 @@ impl IrqThread {
     }
 }
 
-/// A registered pair of interrupt handlers; dropping it frees the
-/// interrupt, after waiting for running handlers.
+/// The kernel's threaded handler for an [`IrqHandler`]: lends the hard half
+/// a [`HardIrq`] token and the thread half a [`Sleepable`] one.
 ///
 /// # Invariants
 ///
-/// `ops` was registered with `rtrs_request_threaded_irq` for `irq`, with
-/// `ops.data` pointing to `self`, and stays registered until `drop`.
-#[pin_data(PinnedDrop)]
-pub(crate) struct ThreadedIrq<T: IrqHandler> {
-    ops: Opaque<ffi::IrqOps>,
-    irq: u32,
-    handler: T,
-    #[pin]
-    _pin: PhantomPinned,
-}
+/// Only ever registered by [`request`], with `IRQF_ONESHOT`: the primary
+/// handler runs in hard-IRQ context, also on PREEMPT_RT.
+pub(crate) struct RtIrq<T>(T);
 
-// SAFETY: The raw pointer in `ops` points to `self`; the handler is `Sync`.
-unsafe impl<T: IrqHandler + Send> Send for ThreadedIrq<T> {}
-// SAFETY: As above.
-unsafe impl<T: IrqHandler> Sync for ThreadedIrq<T> {}
-
-impl<T: IrqHandler> ThreadedIrq<T> {
-    /// Requests `irq` for `handler`. `shared`: the line may be shared (INTx).
-    ///
-    /// # Safety
-    ///
-    /// `irq` stays a valid interrupt of the device (its vectors stay
-    /// allocated) until the returned value is dropped, and the value is not
-    /// leaked (`mem::forget`).
-    pub(crate) unsafe fn new(
-        irq: u32,
-        shared: bool,
-        name: &'static CStr,
-        handler: T,
-    ) -> impl PinInit<Self, Error> {
-        let flags = bindings::IRQF_ONESHOT | if shared { bindings::IRQF_SHARED } else { 0 };
-        try_pin_init!(&this in Self {
-            ops: Opaque::new(ffi::IrqOps {
-                hard: hard_trampoline::<T>,
-                thread: thread_trampoline::<T>,
-                data: this.as_ptr().cast::<c_void>(),
-            }),
-            irq,
-            handler,
-            _pin: PhantomPinned,
-            _: {
-                // SAFETY: Every field is initialised, so the handlers may run
-                // at once; `ops` and `self` stay pinned and alive until
-                // `drop` frees the interrupt; `irq` is valid (caller).
-                kernel::error::to_result(unsafe {
-                    ffi::rtrs_request_threaded_irq(
-                        *irq,
-                        (*this.as_ptr()).ops.get(),
-                        flags as c_ulong,
-                        name.as_char_ptr(),
-                    )
-                })?;
-            },
-        }? Error)
-    }
-
+impl<T> RtIrq<T> {
     /// The handler.
     pub(crate) fn handler(&self) -> &T {
-        &self.handler
-    }
-
-    /// The interrupt number.
-    pub(crate) fn irq(&self) -> u32 {
-        self.irq
+        &self.0
     }
 }
 
-#[pinned_drop]
-impl<T: IrqHandler> PinnedDrop for ThreadedIrq<T> {
-    fn drop(self: Pin<&mut Self>) {
-        // SAFETY: Registered with these arguments (type invariant); waits
-        // for running handlers, so none refers to `self` afterwards.
-        unsafe { ffi::rtrs_free_irq(self.irq, self.ops.get()) };
+impl<T: IrqHandler> ThreadedHandler for RtIrq<T> {
+    fn handle(&self) -> ThreadedIrqReturn {
+        // SAFETY: The primary handler of an `IRQF_ONESHOT` interrupt (type
+        // invariant) is not force-threaded: it runs in hard-IRQ context for
+        // the whole call, and the token is only borrowed by it.
+        let irq = unsafe { HardIrq::assume_hardirq() };
+        self.0.hard(irq)
+    }
+
+    fn handle_threaded(&self) -> IrqReturn {
+        // SAFETY: The thread handler runs in the IRQ thread: task context,
+        // may sleep, for the whole call.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        self.0.irq_thread().apply(ctx);
+        self.0.thread(ctx)
     }
 }
 
+/// A registered pair of interrupt handlers for `'bound`; dropping it frees
+/// the interrupt, after waiting for running handlers.
+pub(crate) type ThreadedIrq<'bound, T> = ThreadedRegistration<'bound, RtIrq<T>>;
+
+/// Requests `request` for `handler`, with `IRQF_ONESHOT` (the primary
+/// handler stays in hard-IRQ context on PREEMPT_RT). `shared`: the line may
+/// be shared (INTx).
+///
 /// # Safety
 ///
-/// Called by the shim's primary handler in hard-IRQ context with the `data`
-/// of a registered [`ThreadedIrq<T>`].
-unsafe extern "C" fn hard_trampoline<T: IrqHandler>(data: *mut c_void) -> c_int {
-    // SAFETY: `data` points to the registered, pinned `ThreadedIrq<T>`,
-    // which outlives the registration (type invariant).
-    let this = unsafe { &*data.cast::<ThreadedIrq<T>>() };
-    // SAFETY: The primary handler of an `IRQF_ONESHOT` interrupt runs in
-    // hard-IRQ context, also on PREEMPT_RT; the token is only borrowed.
-    let irq = unsafe { HardIrq::new() };
-    this.handler.hard(&irq) as c_int
-}
-
-/// # Safety
-///
-/// Called by the shim in the IRQ thread with the `data` of a registered
-/// [`ThreadedIrq<T>`].
-unsafe extern "C" fn thread_trampoline<T: IrqHandler>(data: *mut c_void) -> c_int {
-    // SAFETY: As in `hard_trampoline`.
-    let this = unsafe { &*data.cast::<ThreadedIrq<T>>() };
-    this.handler.irq_thread().apply();
-    // SAFETY: IRQ threads run in task context and may sleep.
-    let ctx = unsafe { Sleepable::assume() };
-    if this.handler.thread(&ctx) {
-        HardIrqReturn::Handled as c_int
+/// The returned registration is not leaked (`mem::forget`): its drop frees
+/// the interrupt.
+pub(crate) unsafe fn request<'bound, T: IrqHandler + 'bound>(
+    request: IrqRequest<'bound>,
+    shared: bool,
+    name: &'static CStr,
+    handler: T,
+) -> impl PinInit<ThreadedIrq<'bound, T>, Error> + 'bound {
+    let flags = if shared {
+        Flags::ONESHOT | Flags::SHARED
     } else {
-        HardIrqReturn::None as c_int
-    }
+        Flags::ONESHOT
+    };
+    // SAFETY: Not leaked (the caller); INVARIANT: `IRQF_ONESHOT`.
+    unsafe { ThreadedRegistration::new(request, flags, name, Ok::<_, Error>(RtIrq(handler))) }
 }

@@ -36,7 +36,7 @@ pub(crate) trait RtThreadFn: Send + Sync + 'static {
 /// What a running [`RtThread`] knows about itself.
 pub(crate) struct ThreadContext<'a> {
     cpu: u32,
-    sleepable: Sleepable<'a>,
+    sleepable: &'a Sleepable,
 }
 
 impl ThreadContext<'_> {
@@ -52,8 +52,8 @@ impl ThreadContext<'_> {
     }
 
     /// Proof that the thread may sleep (it runs in task context).
-    pub(crate) fn sleepable(&self) -> &Sleepable<'_> {
-        &self.sleepable
+    pub(crate) fn sleepable(&self) -> &Sleepable {
+        self.sleepable
     }
 
     /// Sleeps until `cond()` is true or the thread is asked to stop; returns
@@ -117,7 +117,7 @@ unsafe extern "C" fn trampoline<T: RtThreadFn>(arg: *mut c_void) -> c_int {
     let ctx = ThreadContext {
         cpu: start.cpu,
         // SAFETY: A kernel thread function runs in task context and may sleep.
-        sleepable: unsafe { Sleepable::assume() },
+        sleepable: unsafe { Sleepable::assume_sleepable() },
     };
     T::run(&start.data, &ctx);
     // `kthread_stop` expects the function to wait for it: keep sleeping until

@@ -228,7 +228,7 @@ impl<T: Send> PerCpuLocked<T> {
     }
 
     /// Locks this CPU's slot (task context; may sleep on PREEMPT_RT).
-    pub(crate) fn lock(&self, _ctx: &super::context::Sleepable<'_>) -> LocalGuard<'_, T> {
+    pub(crate) fn lock(&self, _ctx: &super::context::Sleepable) -> LocalGuard<'_, T> {
         // SAFETY: The locks were initialised in `new` (type invariant).
         unsafe { ffi::rtrs_local_lock(self.lock_ptr()) };
         // SAFETY: The lock pins this task to the CPU until it is released.

@@ -36,7 +36,10 @@ use kernel::{
     },
 };
 
-use super::ffi;
+use super::{
+    context::IrqsOff,
+    ffi, //
+};
 
 /// A raw spinlock protecting a `T`; does not disable interrupts.
 ///
@@ -54,6 +57,27 @@ pub(crate) type RawSpinLockIrq<T> = Lock<T, RawSpinLockIrqBackend>;
 
 /// The guard of a [`RawSpinLockIrq`]; restores the interrupt state on drop.
 pub(crate) type RawSpinLockIrqGuard<'a, T> = Guard<'a, T, RawSpinLockIrqBackend>;
+
+/// Taking a [`RawSpinLockIrq`] where interrupts are already off (hard-IRQ
+/// context: [`HardIrq::irqs_off`](super::context::HardIrq::irqs_off)),
+/// without saving and restoring them, as the kernel's
+/// `SpinLockIrq::lock_with` does for its lock.
+pub(crate) trait LockIrqsOff<T> {
+    /// Locks; interrupts stay as they are (off).
+    fn lock_with<'a>(&'a self, irqs_off: &'a IrqsOff) -> RawSpinLockGuard<'a, T>;
+}
+
+impl<T> LockIrqsOff<T> for RawSpinLockIrq<T> {
+    #[inline]
+    fn lock_with<'a>(&'a self, _irqs_off: &'a IrqsOff) -> RawSpinLockGuard<'a, T> {
+        // SAFETY: `Lock` is `repr(C)` and both backends have the same
+        // `State` (`raw_spinlock_t`), so the two types have one layout; with
+        // interrupts off (the token, for `'a`) taking the lock without
+        // saving them is what `RawSpinLockIrqBackend` would do.
+        let plain: &'a RawSpinLock<T> = unsafe { core::mem::transmute(self) };
+        plain.lock()
+    }
+}
 
 /// Creates a [`RawSpinLock`] initialiser with a lockdep class for this call
 /// site and an optional name.

@@ -58,6 +58,7 @@ pub(crate) mod file;
     reason = "public API of the host crate, private in a module"
 )]
 pub(crate) mod hist;
+#[cfg(rtrs_irq)]
 pub(crate) mod irq;
 pub(crate) mod kthread;
 pub(crate) mod measure;

@@ -313,40 +313,6 @@ void rtrs_local_unlock(local_lock_t __percpu *lock)
 	local_unlock(lock);
 }
 
-/*
- * request_threaded_irq() with a primary (hard-IRQ) handler and an IRQ
- * thread, dispatched to the Rust handler behind `ops`. The trampolines exist
- * because irqreturn_t is an enum whose Rust binding differs between kernel
- * versions; the Rust side returns plain ints (IRQ_NONE, IRQ_HANDLED,
- * IRQ_WAKE_THREAD). `ops` is the dev_id.
- */
-static irqreturn_t rtrs_irq_hard(int irq, void *dev_id)
-{
-	struct rtrs_irq_ops *ops = dev_id;
-
-	return (irqreturn_t)ops->hard(ops->data);
-}
-
-static irqreturn_t rtrs_irq_thread(int irq, void *dev_id)
-{
-	struct rtrs_irq_ops *ops = dev_id;
-
-	return (irqreturn_t)ops->thread(ops->data);
-}
-
-int rtrs_request_threaded_irq(unsigned int irq, struct rtrs_irq_ops *ops,
-			      unsigned long flags, const char *name)
-{
-	return request_threaded_irq(irq, rtrs_irq_hard, rtrs_irq_thread, flags,
-				    name, ops);
-}
-
-/* free_irq() of the above; waits for running handlers. */
-void rtrs_free_irq(unsigned int irq, struct rtrs_irq_ops *ops)
-{
-	free_irq(irq, ops);
-}
-
 /* The current task (an IRQ thread) to SCHED_FIFO `prio`, as chrt -f would. */
 int rtrs_set_current_fifo(int prio)
 {

@@ -16,13 +16,6 @@
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 
-/* What rtrs_request_threaded_irq() dispatches to; see rust/irq.rs. */
-struct rtrs_irq_ops {
-	int (*hard)(void *data);
-	int (*thread)(void *data);
-	void *data;
-};
-
 struct rtrs_irqsave_try {
 	unsigned long flags;
 	bool taken;
@@ -68,9 +61,6 @@ void rtrs_local_lock_init(local_lock_t *lock, const char *name, void *key);
 void rtrs_local_lock(local_lock_t __percpu *lock);
 void rtrs_local_unlock(local_lock_t __percpu *lock);
 
-int rtrs_request_threaded_irq(unsigned int irq, struct rtrs_irq_ops *ops,
-			      unsigned long flags, const char *name);
-void rtrs_free_irq(unsigned int irq, struct rtrs_irq_ops *ops);
 int rtrs_set_current_fifo(int prio);
 int rtrs_current_tid(void);
 int rtrs_pci_domain_nr(struct pci_dev *pdev);

@@ -54,8 +54,14 @@ impl<T, B: Backend> TaskLock<T, B> {
 
     /// Locks; may sleep (always for a mutex, on PREEMPT_RT for a spinlock),
     /// hence the token.
-    pub(crate) fn lock<'a>(&'a self, _ctx: &Sleepable<'_>) -> Guard<'a, T, B> {
+    pub(crate) fn lock<'a>(&'a self, _ctx: &Sleepable) -> Guard<'a, T, B> {
         self.inner.lock()
+    }
+
+    /// Locks if nobody holds the lock, without waiting. Task context only,
+    /// like the lock itself (an rt_mutex on PREEMPT_RT).
+    pub(crate) fn try_lock<'a>(&'a self, _ctx: &Sleepable) -> Option<Guard<'a, T, B>> {
+        self.inner.try_lock()
     }
 }
 

@@ -67,7 +67,7 @@ impl HardTimerCallback for Ticker {
     fn run(
         this: ArcBorrow<'_, Self>,
         mut ctx: HrTimerCallbackContext<'_, Self>,
-        irq: &HardIrq<'_>,
+        irq: &HardIrq,
     ) -> HrTimerRestart {
         let n = this.ticks.fetch_add(1, Relaxed) + 1;
         // SAFETY: This callback is the ring's only producer.

@@ -3,18 +3,17 @@
 //! Sample: a SCHED_FIFO kernel thread bound to CPU 0, woken on demand.
 //!
 //! The thread gets a `Sleepable` token from its context, which is what the
-//! layer's sleeping locks ask for. Dropping the `RtThread` stops and joins it.
+//! layer's sleeping locks ([`TaskMutex`]) ask for; module init mints its own.
+//! Dropping the `RtThread` stops and joins it.
 
 use kernel::{
-    new_mutex,
     prelude::*,
     sync::{
         atomic::{
             Atomic,
             Relaxed, //
         },
-        Arc,
-        Mutex, //
+        Arc, //
     },
     time::{
         delay::fsleep,
@@ -25,10 +24,14 @@ use kernel::{
 #[path = "../rust/rtrs.rs"]
 mod rtrs;
 
-use rtrs::kthread::{
-    RtThread,
-    RtThreadFn,
-    ThreadContext, //
+use rtrs::{
+    context::Sleepable,
+    kthread::{
+        RtThread,
+        RtThreadFn,
+        ThreadContext, //
+    },
+    sync::TaskMutex,
 };
 
 module! {
@@ -43,7 +46,7 @@ module! {
 struct Work {
     requests: Atomic<u64>,
     #[pin]
-    done: Mutex<u64>,
+    done: TaskMutex<u64>,
 }
 
 impl RtThreadFn for Work {
@@ -51,8 +54,8 @@ impl RtThreadFn for Work {
         let mut seen = 0;
         while ctx.wait_until(|| this.requests.load(Relaxed) != seen) {
             seen = this.requests.load(Relaxed);
-            // Task context: sleeping locks are fine here.
-            *this.done.lock() = seen;
+            // Task context: sleeping locks are fine here, as the token says.
+            *this.done.lock(ctx.sleepable()) = seen;
         }
     }
 }
@@ -63,10 +66,12 @@ struct Sample {
 
 impl kernel::Module for Sample {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: Module initialisation runs in task context and may sleep.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
         let work = Arc::pin_init(
             pin_init!(Work {
                 requests: Atomic::new(0),
-                done <- new_mutex!(0),
+                done <- crate::new_task_mutex!(0),
             }),
             GFP_KERNEL,
         )?;
@@ -74,7 +79,7 @@ impl kernel::Module for Sample {
         work.requests.store(1, Relaxed);
         thread.wake();
         for _ in 0..1000 {
-            if *work.done.lock() == 1 {
+            if *work.done.lock(ctx) == 1 {
                 break;
             }
             fsleep(Delta::from_millis(1));
@@ -82,7 +87,7 @@ impl kernel::Module for Sample {
         pr_info!(
             "SCHED_FIFO thread on CPU {} handled request {}\n",
             thread.cpu(),
-            *work.done.lock()
+            *work.done.lock(ctx)
         );
         Ok(Sample { _thread: thread })
     }

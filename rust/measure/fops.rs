@@ -22,6 +22,7 @@ use kernel::{
 };
 
 use crate::rtrs::{
+    context::Sleepable,
     file as rfile, hist, task,
     uapi::{
         self,
@@ -45,6 +46,7 @@ use super::{
 
 /// `RTLAT_IOC_CONFIG`: a new session owned by file `id`.
 fn config<S: Source, L: SessionLock<S>>(
+    ctx: &Sleepable,
     lock: &L,
     dev: &S::Device,
     id: u64,
@@ -63,14 +65,14 @@ fn config<S: Source, L: SessionLock<S>>(
         Some(s) if sh.owner != id || s.output().running() => Err(EBUSY),
         _ => Ok(()),
     };
-    let readers = lock.with(|sh| {
+    let readers = lock.with(ctx, |sh| {
         may(sh)?;
         sh.readers.clone().ok_or(ENODEV)
     })?;
     // Everything is allocated now, outside the device's lock (a large ring
     // takes a while) and outside any atomic context.
-    let new = S::configure(dev, config, readers)?;
-    let swapped = lock.with(|sh| match may(sh) {
+    let new = S::configure(ctx, dev, config, readers)?;
+    let swapped = lock.with(ctx, |sh| match may(sh) {
         Ok(()) => {
             sh.owner = id;
             Ok(sh.session.replace(new))
@@ -80,7 +82,7 @@ fn config<S: Source, L: SessionLock<S>>(
         Err(e) => Err((e, new)),
     });
     match swapped {
-        Ok(Some(old)) => old.stop(StopReason::User),
+        Ok(Some(old)) => old.stop(ctx, StopReason::User),
         Ok(None) => {}
         // Never started (no timer, no thread): dropping it is enough, and
         // stopping it could touch the device state of the session in place.
@@ -93,7 +95,7 @@ fn config<S: Source, L: SessionLock<S>>(
 }
 
 /// `RTLAT_IOC_STATS`.
-fn ioctl_stats(out: &Output, arg: usize) -> Result<isize> {
+fn ioctl_stats(ctx: &Sleepable, out: &Output, arg: usize) -> Result<isize> {
     let mut buf = [0u8; uapi::STATS_SIZE];
     let (mut reader, mut writer) =
         UserSlice::new(UserPtr::from_addr(arg), buf.len()).reader_writer();
@@ -102,7 +104,7 @@ fn ioctl_stats(out: &Output, arg: usize) -> Result<isize> {
     let chan = out.chan(st.cpu).ok_or(EINVAL)?;
     let stage = chan.stats(Stage::from_raw(st.stage).ok_or(EINVAL)?);
     let sum = stage.summary();
-    let buckets = stage.buckets()?;
+    let buckets = stage.buckets(ctx)?;
     let k = chan.ring.counters();
     st.hist_layout = uapi::HIST_LAYOUT;
     st.count = sum.count;
@@ -132,8 +134,10 @@ fn ioctl_stats(out: &Output, arg: usize) -> Result<isize> {
     writer.write_slice(&buf)?;
     Ok(0)
 }
+
 /// The ioctls of `include/uapi/linux/rtlat.h` for file `id`.
 pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
+    ctx: &Sleepable,
     lock: &L,
     dev: &S::Device,
     id: u64,
@@ -141,24 +145,24 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
     arg: usize,
 ) -> Result<isize> {
     match cmd {
-        ioc::CONFIG => config(lock, dev, id, arg),
+        ioc::CONFIG => config(ctx, lock, dev, id, arg),
         ioc::START => {
             if !task::capable_rt() {
                 return Err(EPERM);
             }
-            owned(lock, id)?.start()?;
+            owned(ctx, lock, id)?.start(ctx)?;
             Ok(0)
         }
         ioc::STOP => {
-            owned(lock, id)?.stop(StopReason::User);
+            owned(ctx, lock, id)?.stop(ctx, StopReason::User);
             Ok(0)
         }
         ioc::RESET => {
-            owned(lock, id)?.output().reset();
+            owned(ctx, lock, id)?.output().reset();
             Ok(0)
         }
         ioc::STATUS | ioc::STATUS_V1 => {
-            let st = session(lock)
+            let st = session(ctx, lock)
                 .map(|s| s.output().status())
                 .unwrap_or_default();
             let mut buf = [0u8; uapi::STATUS_SIZE];
@@ -173,10 +177,10 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
                 .write_slice(&buf[..len])?;
             Ok(0)
         }
-        ioc::STATS => ioctl_stats(session(lock).ok_or(EINVAL)?.output(), arg),
+        ioc::STATS => ioctl_stats(ctx, session(ctx, lock).ok_or(EINVAL)?.output(), arg),
         ioc::USER_WAIT if !S::USER_WAIT => Err(ENOTTY),
         ioc::USER_WAIT => {
-            let rec = session(lock).ok_or(EINVAL)?.user_wait()?;
+            let rec = session(ctx, lock).ok_or(EINVAL)?.user_wait(ctx)?;
             let mut buf = [0u8; uapi::RECORD_SIZE];
             rec.encode(&mut buf);
             UserSlice::new(UserPtr::from_addr(arg), buf.len())
@@ -190,8 +194,8 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
 
 /// File `id` is closed: if it owned the session, the session stops and is
 /// freed.
-pub(crate) fn release<S: Source, L: SessionLock<S>>(lock: &L, id: u64) {
-    let owned = lock.with(|sh| {
+pub(crate) fn release<S: Source, L: SessionLock<S>>(ctx: &Sleepable, lock: &L, id: u64) {
+    let owned = lock.with(ctx, |sh| {
         if sh.reader == id {
             sh.reader = 0;
         }
@@ -203,7 +207,7 @@ pub(crate) fn release<S: Source, L: SessionLock<S>>(lock: &L, id: u64) {
         }
     });
     if let Some(s) = owned {
-        s.stop(StopReason::User);
+        s.stop(ctx, StopReason::User);
     }
 }
 
@@ -211,6 +215,7 @@ pub(crate) fn release<S: Source, L: SessionLock<S>>(lock: &L, id: u64) {
 /// blocks (unless `nonblock`) until there are some; 0 once the session has
 /// stopped and everything was read.
 pub(crate) fn read<S: Source, L: SessionLock<S>>(
+    ctx: &Sleepable,
     lock: &L,
     id: u64,
     nonblock: bool,
@@ -219,7 +224,7 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
     if iov.len() < uapi::RECORD_SIZE {
         return Err(EINVAL);
     }
-    let session = lock.with(|sh| {
+    let session = lock.with(ctx, |sh| {
         if sh.reader != 0 && sh.reader != id {
             return Err(EBUSY);
         }
@@ -230,16 +235,16 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
     let out = session.output();
     let mut woken = false;
     loop {
-        let seen = out.readers.generation();
+        let seen = out.readers.generation(ctx);
         let n = {
             // A second reader of the same file waits here only while the
             // first takes records, never while it sleeps for more.
             let _serial = if nonblock {
-                out.read_lock.try_lock().ok_or(EAGAIN)?
+                out.read_lock.try_lock(ctx).ok_or(EAGAIN)?
             } else {
-                out.read_lock.lock()
+                out.read_lock.lock(ctx)
             };
-            fill(&*session, out, &mut woken, iov)?
+            fill(ctx, &*session, out, &mut woken, iov)?
         };
         if n > 0 {
             return Ok(n);
@@ -252,7 +257,7 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
         if nonblock {
             return Err(EAGAIN);
         }
-        if out.readers.wait(seen) {
+        if out.readers.wait(ctx, seen) {
             return Err(ERESTARTSYS);
         }
         woken = true;
@@ -265,6 +270,7 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
 ///
 /// The caller holds `out.read_lock`.
 fn fill<S: Source>(
+    ctx: &Sleepable,
     session: &S,
     out: &Output,
     woken: &mut bool,
@@ -289,7 +295,7 @@ fn fill<S: Source>(
                     if !faulted && *woken {
                         *woken = false;
                         if stamped {
-                            session.woken_delivered(chan, &rec);
+                            session.woken_delivered(ctx, chan, &rec);
                         }
                     }
                     !faulted
@@ -313,11 +319,12 @@ fn fill<S: Source>(
 /// `poll()`: readable when a ring has records, readable and hung up when
 /// the stream has ended (or there is no session).
 pub(crate) fn poll<S: Source, L: SessionLock<S>>(
+    ctx: &Sleepable,
     lock: &L,
     file: &File,
     table: &PollTable<'_>,
 ) -> c_uint {
-    let (session, readers) = lock.with(|sh| (sh.session.clone(), sh.readers.clone()));
+    let (session, readers) = lock.with(ctx, |sh| (sh.session.clone(), sh.readers.clone()));
     let Some(readers) = readers else {
         return rfile::POLL_HUP | rfile::POLL_ERR;
     };
@@ -342,8 +349,13 @@ pub(crate) fn poll<S: Source, L: SessionLock<S>>(
 }
 
 /// `/proc/<pid>/fdinfo/<fd>`: the session's state and per-channel summary.
-pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(lock: &L, m: &SeqFile, name: &str) {
-    let Some(session) = session(lock) else {
+pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
+    ctx: &Sleepable,
+    lock: &L,
+    m: &SeqFile,
+    name: &str,
+) {
+    let Some(session) = session(ctx, lock) else {
         seq_print!(m, "{}: no session\n", name);
         return;
     };
@@ -367,7 +379,7 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(lock: &L, m: &SeqFile, name: 
             if sum.count == 0 {
                 continue;
             }
-            let b = s.buckets();
+            let b = s.buckets(ctx);
             let pct = |ppm| {
                 b.as_ref()
                     .ok()

@@ -4,7 +4,7 @@
 //! running, stopped, and why), its channels and its status.
 
 use kernel::{
-    bindings, new_mutex,
+    bindings,
     prelude::*,
     str::CStr,
     sync::{
@@ -14,13 +14,14 @@ use kernel::{
             Relaxed,
             Release, //
         },
-        Arc,
-        Mutex, //
+        Arc, //
     },
 };
 
 use crate::rtrs::{
+    context::Sleepable,
     raw_spinlock::RawSpinLockIrq,
+    sync::TaskMutex,
     time::ktime_ns,
     trace,
     uapi::{
@@ -66,7 +67,7 @@ pub(crate) struct Output {
     /// Serialises `read()` callers while they take records (the rings have a
     /// single consumer); never held while a reader sleeps for records.
     #[pin]
-    pub(super) read_lock: Mutex<()>,
+    pub(super) read_lock: TaskMutex<()>,
     /// Written to the trace buffer when a threshold trips.
     trip_marker: &'static CStr,
     /// Wake the readers for every record (a device that measures the user
@@ -93,7 +94,7 @@ impl Output {
             started_ns: Atomic::new(0),
             finished: Atomic::new(false),
             readers,
-            read_lock <- new_mutex!(()),
+            read_lock <- crate::new_task_mutex!(()),
             trip_marker,
             wake_each,
             last_wake: Atomic::new(0),
@@ -130,9 +131,9 @@ impl Output {
 
     /// Marks the session stopped for `reason` (the first reason wins) and
     /// wakes the readers. The source stops its producers itself.
-    pub(crate) fn set_stopped(&self, reason: StopReason) {
+    pub(crate) fn set_stopped(&self, ctx: &Sleepable, reason: StopReason) {
         self.stop_with(reason, None);
-        self.notify_readers();
+        self.notify_readers(ctx);
     }
 
     /// Moves the session to stopped for `reason`, from running or (without
@@ -155,9 +156,9 @@ impl Output {
 
     /// The source has stopped for good and every record is in the rings:
     /// the stream may end.
-    pub(crate) fn set_finished(&self) {
+    pub(crate) fn set_finished(&self, ctx: &Sleepable) {
         self.finished.store(true, Release);
-        self.notify_readers();
+        self.notify_readers(ctx);
     }
 
     /// True once [`Self::set_finished`] was called.
@@ -166,10 +167,10 @@ impl Output {
     }
 
     /// Wakes the readers (and pollers). Task context: the wait queue's lock
-    /// sleeps on PREEMPT_RT.
-    pub(crate) fn notify_readers(&self) {
+    /// sleeps on PREEMPT_RT, hence the token.
+    pub(crate) fn notify_readers(&self, ctx: &Sleepable) {
         self.last_wake.store(ktime_ns(), Relaxed);
-        self.readers.notify();
+        self.readers.notify(ctx);
     }
 
     pub(crate) fn chan(&self, id: u32) -> Option<&Channel> {

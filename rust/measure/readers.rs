@@ -3,13 +3,17 @@
 //! Where the readers of a device wait.
 
 use kernel::{
-    new_mutex, new_poll_condvar,
+    new_poll_condvar,
     prelude::*,
     sync::{
         poll::PollCondVar,
-        Arc,
-        Mutex, //
+        Arc, //
     },
+};
+
+use crate::rtrs::{
+    context::Sleepable,
+    sync::TaskMutex, //
 };
 
 /// Where the readers of a device wait: one per device, not per session, so
@@ -20,7 +24,7 @@ use kernel::{
 pub(crate) struct Readers {
     /// Counts notifications: a reader waits for it to change.
     #[pin]
-    generation: Mutex<u64>,
+    generation: TaskMutex<u64>,
     #[pin]
     pub(super) readable: PollCondVar,
 }
@@ -30,7 +34,7 @@ impl Readers {
     pub(crate) fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             try_pin_init!(Self {
-                generation <- new_mutex!(0),
+                generation <- crate::new_task_mutex!(0),
                 readable <- new_poll_condvar!(),
             }),
             GFP_KERNEL,
@@ -39,16 +43,16 @@ impl Readers {
 
     /// Wakes the readers and pollers. Task context: the wait queue's lock
     /// sleeps on PREEMPT_RT.
-    pub(super) fn notify(&self) {
-        let mut g = self.generation.lock();
+    pub(super) fn notify(&self, ctx: &Sleepable) {
+        let mut g = self.generation.lock(ctx);
         *g += 1;
         self.readable.notify_all();
     }
 
     /// Waits until [`Self::notify`] was called after `seen` was read; true
     /// if interrupted by a signal.
-    pub(super) fn wait(&self, seen: u64) -> bool {
-        let mut g = self.generation.lock();
+    pub(super) fn wait(&self, ctx: &Sleepable, seen: u64) -> bool {
+        let mut g = self.generation.lock(ctx);
         while *g == seen {
             if self.readable.wait_interruptible(&mut g) {
                 return true;
@@ -57,7 +61,7 @@ impl Readers {
         false
     }
 
-    pub(super) fn generation(&self) -> u64 {
-        *self.generation.lock()
+    pub(super) fn generation(&self, ctx: &Sleepable) -> u64 {
+        *self.generation.lock(ctx)
     }
 }

@@ -6,6 +6,10 @@
 use kernel::sync::atomic::Relaxed;
 
 use crate::rtrs::{
+    context::{
+        Producer,
+        Sleepable, //
+    },
     time::ktime_ns,
     uapi::{
         self,
@@ -40,8 +44,14 @@ const WAKE_INTERVAL_NS: i64 = 10_000_000;
 
 impl Output {
     /// Adds the measured stages of `rec` to `chan`'s statistics; returns the
-    /// first threshold it exceeds. Any context.
-    fn account(&self, chan: &Channel, rec: &Record, stages: &[Stage]) -> Option<Trip> {
+    /// first threshold it exceeds. Any context, as `ctx` proves.
+    fn account(
+        &self,
+        ctx: Producer<'_>,
+        chan: &Channel,
+        rec: &Record,
+        stages: &[Stage],
+    ) -> Option<Trip> {
         let mut tripped = None;
         for &stage in stages {
             let lat = rec.lat_ns[stage];
@@ -49,7 +59,7 @@ impl Output {
                 continue;
             }
             let lat = lat as u64;
-            chan.stats(stage).add(lat, rec.seq, rec.expected_ns);
+            chan.stats(stage).add(ctx, lat, rec.seq, rec.expected_ns);
             if tripped.is_none() {
                 tripped = self.exceeds(chan, rec, stage);
             }
@@ -92,7 +102,7 @@ impl Output {
         self.trip(t)
     }
 
-    /// A completed record, in any context (hard IRQ included): statistics,
+    /// A completed record, in the context `ctx` proves (hard IRQ included): statistics,
     /// thresholds, then the ring. Only raw locks, atomics and the lock-free
     /// ring; nothing is woken. If it tripped a threshold the session is
     /// marked stopped; the caller must then halt its producers and, like
@@ -103,12 +113,17 @@ impl Output {
     ///
     /// Records of one channel are recorded by one context at a time (the
     /// ring has a single producer).
-    pub(crate) unsafe fn record(&self, chan: &Channel, mut rec: Record) -> Recorded {
+    pub(crate) unsafe fn record(
+        &self,
+        ctx: Producer<'_>,
+        chan: &Channel,
+        mut rec: Record,
+    ) -> Recorded {
         let missed = u64::from(rec.missed);
         if missed != 0 {
             chan.missed.fetch_add(missed, Relaxed);
         }
-        let tripped = self.account(chan, &rec, &Stage::ALL);
+        let tripped = self.account(ctx, chan, &rec, &Stage::ALL);
         if tripped.is_some() {
             rec.flags |= uapi::REC_THRESHOLD;
         }
@@ -138,11 +153,11 @@ impl Output {
     /// # Safety
     ///
     /// As for [`Self::record`].
-    pub(crate) unsafe fn complete(&self, chan: &Channel, rec: Record) -> bool {
+    pub(crate) unsafe fn complete(&self, ctx: &Sleepable, chan: &Channel, rec: Record) -> bool {
         // SAFETY: The caller's contract is `record`'s.
-        let r = unsafe { self.record(chan, rec) };
+        let r = unsafe { self.record(Producer::Task(ctx), chan, rec) };
         if r.wake || r.tripped {
-            self.notify_readers();
+            self.notify_readers(ctx);
         }
         r.tripped
     }
@@ -150,13 +165,19 @@ impl Output {
     /// A stage measured by the reader itself (rtedu's user stage, stamped by
     /// `read()` on the record whose event woke it): statistics and
     /// thresholds; true if it tripped. Task context.
-    pub(crate) fn complete_stage(&self, chan: &Channel, rec: &mut Record, stage: Stage) -> bool {
-        match self.account(chan, rec, &[stage]) {
+    pub(crate) fn complete_stage(
+        &self,
+        ctx: &Sleepable,
+        chan: &Channel,
+        rec: &mut Record,
+        stage: Stage,
+    ) -> bool {
+        match self.account(Producer::Task(ctx), chan, rec, &[stage]) {
             Some(t) => {
                 rec.flags |= uapi::REC_THRESHOLD;
                 let tripped = self.trip(t);
                 if tripped {
-                    self.notify_readers();
+                    self.notify_readers(ctx);
                 }
                 tripped
             }

@@ -8,15 +8,18 @@ use kernel::{
     sync::{
         lock::GlobalLockBackend,
         Arc,
-        GlobalLock,
-        Mutex, //
+        GlobalLock, //
     },
 };
 
-use crate::rtrs::uapi::{
-    Config,
-    Record,
-    StopReason, //
+use crate::rtrs::{
+    context::Sleepable,
+    sync::TaskMutex,
+    uapi::{
+        Config,
+        Record,
+        StopReason, //
+    },
 };
 
 use super::{Channel, Output, Readers};
@@ -25,7 +28,12 @@ use super::{Channel, Output, Readers};
 pub(crate) trait Source: Send + Sync + Sized + 'static {
     /// Allocates everything a session with `config` needs; nothing is
     /// allocated later. `EINVAL` for what this device cannot measure.
-    fn configure(dev: &Self::Device, config: Config, readers: Arc<Readers>) -> Result<Arc<Self>>;
+    fn configure(
+        ctx: &Sleepable,
+        dev: &Self::Device,
+        config: Config,
+        readers: Arc<Readers>,
+    ) -> Result<Arc<Self>>;
 
     /// What [`Self::configure`] needs of the device.
     type Device;
@@ -33,11 +41,11 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
     fn output(&self) -> &Output;
 
     /// Starts sampling (`RTLAT_IOC_START`).
-    fn start(self: &Arc<Self>) -> Result;
+    fn start(self: &Arc<Self>, ctx: &Sleepable) -> Result;
 
     /// Stops sampling for `reason`, waits until no producer runs, and then
     /// calls [`Output::set_finished`]. Sleeps; idempotent.
-    fn stop(&self, reason: StopReason);
+    fn stop(&self, ctx: &Sleepable, reason: StopReason);
 
     /// Whether the device measures the user stage with
     /// `RTLAT_IOC_USER_WAIT`: if not, the ioctl is `ENOTTY` whether or not
@@ -45,7 +53,7 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
     const USER_WAIT: bool = false;
 
     /// `RTLAT_IOC_USER_WAIT`, where [`Self::USER_WAIT`]; `ENOTTY` otherwise.
-    fn user_wait(&self) -> Result<Record> {
+    fn user_wait(&self, _ctx: &Sleepable) -> Result<Record> {
         Err(ENOTTY)
     }
 
@@ -59,7 +67,7 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
     /// The record [`Self::stamp_woken`] stamped reached user space: its
     /// user stage counts now (not for a copy that faulted: the record
     /// stays in the ring without it, and the next read stamps it again).
-    fn woken_delivered(&self, _chan: &Channel, _rec: &Record) {}
+    fn woken_delivered(&self, _ctx: &Sleepable, _chan: &Channel, _rec: &Record) {}
 
     /// The device went away (unbound): once its records are read, `read()`
     /// fails with `ENODEV` instead of returning 0, and `poll()` reports
@@ -103,30 +111,31 @@ impl<S> Sessions<S> {
     }
 }
 
-/// Where a device keeps its [`Sessions`]: a [`Mutex`] or a global lock.
+/// Where a device keeps its [`Sessions`]: a [`TaskMutex`] or a global
+/// mutex. Both sleep, hence the token.
 pub(crate) trait SessionLock<S> {
-    fn with<R>(&self, f: impl FnOnce(&mut Sessions<S>) -> R) -> R;
+    fn with<R>(&self, ctx: &Sleepable, f: impl FnOnce(&mut Sessions<S>) -> R) -> R;
 }
 
-impl<S> SessionLock<S> for Mutex<Sessions<S>> {
-    fn with<R>(&self, f: impl FnOnce(&mut Sessions<S>) -> R) -> R {
-        f(&mut self.lock())
+impl<S> SessionLock<S> for TaskMutex<Sessions<S>> {
+    fn with<R>(&self, ctx: &Sleepable, f: impl FnOnce(&mut Sessions<S>) -> R) -> R {
+        f(&mut self.lock(ctx))
     }
 }
 
 impl<S, B: GlobalLockBackend<Item = Sessions<S>>> SessionLock<S> for &'static GlobalLock<B> {
-    fn with<R>(&self, f: impl FnOnce(&mut Sessions<S>) -> R) -> R {
+    fn with<R>(&self, _ctx: &Sleepable, f: impl FnOnce(&mut Sessions<S>) -> R) -> R {
         f(&mut self.lock())
     }
 }
 
 /// The current session, if any.
-pub(crate) fn session<S, L: SessionLock<S>>(lock: &L) -> Option<Arc<S>> {
-    lock.with(|sh| sh.session.clone())
+pub(crate) fn session<S, L: SessionLock<S>>(ctx: &Sleepable, lock: &L) -> Option<Arc<S>> {
+    lock.with(ctx, |sh| sh.session.clone())
 }
 
-pub(super) fn owned<S, L: SessionLock<S>>(lock: &L, id: u64) -> Result<Arc<S>> {
-    lock.with(|sh| match &sh.session {
+pub(super) fn owned<S, L: SessionLock<S>>(ctx: &Sleepable, lock: &L, id: u64) -> Result<Arc<S>> {
+    lock.with(ctx, |sh| match &sh.session {
         None => Err(EINVAL),
         Some(_) if sh.owner != id => Err(EBUSY),
         Some(s) => Ok(s.clone()),

@@ -10,7 +10,17 @@ use kernel::{
     },
 };
 
-use crate::rtrs::{hist, raw_spinlock::RawSpinLockIrq};
+use crate::rtrs::{
+    context::{
+        Producer,
+        Sleepable, //
+    },
+    hist,
+    raw_spinlock::{
+        LockIrqsOff,
+        RawSpinLockIrq, //
+    },
+};
 
 /// Statistics of one stage on one channel: summary under a raw lock (a few
 /// words; interrupts off, since a hard-IRQ producer may take it), histogram
@@ -35,9 +45,13 @@ impl StageStats {
         })
     }
 
-    pub(super) fn add(&self, v: u64, seq: u64, time: u64) {
+    /// Adds a sample, from the context `ctx` proves.
+    pub(super) fn add(&self, ctx: Producer<'_>, v: u64, seq: u64, time: u64) {
         self.buckets[hist::bucket_of(v)].fetch_add(1, Relaxed);
-        self.summary.lock().add(v, seq, time);
+        match ctx {
+            Producer::HardIrq(irq) => self.summary.lock_with(irq.irqs_off()).add(v, seq, time),
+            Producer::Task(_) => self.summary.lock().add(v, seq, time),
+        }
     }
 
     pub(super) fn reset(&self) {
@@ -52,8 +66,8 @@ impl StageStats {
         *self.summary.lock()
     }
 
-    /// Copy of the buckets.
-    pub(crate) fn buckets(&self) -> Result<KVec<u64>> {
+    /// Copy of the buckets; allocates.
+    pub(crate) fn buckets(&self, _ctx: &Sleepable) -> Result<KVec<u64>> {
         let mut v = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
         for b in self.buckets.iter() {
             v.push(b.load(Relaxed), GFP_KERNEL)?;

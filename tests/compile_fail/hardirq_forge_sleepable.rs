@@ -13,7 +13,7 @@ mod rtrs;
 
 use rtrs::{context::{HardIrq, HardTimerCallback, Sleepable}, sync::TaskMutex};
 
-module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL" }
+module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL", }
 struct M;
 impl kernel::Module for M {
     fn init(_m: &'static ThisModule) -> Result<Self> { Ok(M) }
@@ -29,9 +29,9 @@ struct T {
 
 impl HardTimerCallback for T {
     type Pointer<'a> = Arc<Self>;
-    fn run(this: ArcBorrow<'_, Self>, _c: HrTimerCallbackContext<'_, Self>, _irq: &HardIrq<'_>) -> HrTimerRestart {
-        let ctx = Sleepable::assume();
-        *this.m.lock(&ctx) += 1;
+    fn run(this: ArcBorrow<'_, Self>, _c: HrTimerCallbackContext<'_, Self>, _irq: &HardIrq) -> HrTimerRestart {
+        let ctx = Sleepable::assume_sleepable();
+        *this.m.lock(ctx) += 1;
         HrTimerRestart::NoRestart
     }
 }

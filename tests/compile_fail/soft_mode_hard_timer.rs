@@ -14,7 +14,7 @@ mod rtrs;
 
 use rtrs::context::{HardIrq, HardTimerCallback};
 
-module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL" }
+module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL", }
 struct M;
 impl kernel::Module for M {
     fn init(_m: &'static ThisModule) -> Result<Self> { Ok(M) }
@@ -28,7 +28,7 @@ struct T {
 
 impl HardTimerCallback for T {
     type Pointer<'a> = Arc<Self>;
-    fn run(_this: ArcBorrow<'_, Self>, _c: HrTimerCallbackContext<'_, Self>, _irq: &HardIrq<'_>) -> HrTimerRestart {
+    fn run(_this: ArcBorrow<'_, Self>, _c: HrTimerCallbackContext<'_, Self>, _irq: &HardIrq) -> HrTimerRestart {
         HrTimerRestart::NoRestart
     }
 }

@@ -145,9 +145,9 @@ mod tests {
     fn task_mutex_needs_a_token() -> Result {
         let c = counted()?;
         // SAFETY: KUnit runs test cases in a sleepable kernel thread.
-        let ctx = unsafe { Sleepable::assume() };
-        *c.mutex.lock(&ctx) += 2;
-        assert_eq!(*c.mutex.lock(&ctx), 2);
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        *c.mutex.lock(ctx) += 2;
+        assert_eq!(*c.mutex.lock(ctx), 2);
         Ok(())
     }
 
@@ -261,15 +261,15 @@ mod tests {
         let outer = crate::new_percpu_locked!(|_| 0u64, "rtrs_test_outer")?;
         let inner = crate::new_percpu_locked!(|_| 0u64, "rtrs_test_inner")?;
         // SAFETY: A KUnit test case runs in task context.
-        let ctx = unsafe { Sleepable::assume() };
+        let ctx = unsafe { Sleepable::assume_sleepable() };
         {
-            let mut a = outer.lock(&ctx);
-            let mut b = inner.lock(&ctx);
+            let mut a = outer.lock(ctx);
+            let mut b = inner.lock(ctx);
             *a += 1;
             *b += 1;
         }
-        let a = *outer.lock(&ctx);
-        let b = *inner.lock(&ctx);
+        let a = *outer.lock(ctx);
+        let b = *inner.lock(ctx);
         assert_eq!((a, b), (1, 1));
         Ok(())
     }
@@ -374,7 +374,7 @@ mod tests {
         fn run(
             this: ArcBorrow<'_, Self>,
             mut ctx: HrTimerCallbackContext<'_, Self>,
-            irq: &HardIrq<'_>,
+            irq: &HardIrq,
         ) -> HrTimerRestart {
             if crate::rtrs::preempt::in_hardirq() && irqs_disabled() {
                 this.in_hardirq.fetch_add(1, Relaxed);

@@ -80,7 +80,7 @@ impl HardTimerCallback for Tick {
     fn run(
         this: ArcBorrow<'_, Self>,
         mut ctx: HrTimerCallbackContext<'_, Self>,
-        _irq: &HardIrq<'_>,
+        _irq: &HardIrq,
     ) -> HrTimerRestart {
         this.fired.fetch_add(1, Relaxed);
         ctx.forward_now(this.period);

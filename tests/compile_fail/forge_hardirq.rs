@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0
+// EXPECT: error[E0423]
+//! A `HardIrq` token cannot be built by hand: only the layer's hard-IRQ
+//! entry points lend one (or the `unsafe` `HardIrq::assume_hardirq`).
+
+use kernel::prelude::*;
+
+#[path = "@RTRS_ROOT@/rust/rtrs.rs"]
+mod rtrs;
+
+module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL", }
+struct M;
+impl kernel::Module for M {
+    fn init(_m: &'static ThisModule) -> Result<Self> { Ok(M) }
+}
+
+mod forged {
+    use super::rtrs::context::HardIrq;
+
+    pub(crate) fn cpu() -> u32 {
+        let irq = HardIrq(kernel::types::NotThreadSafe);
+        irq.cpu()
+    }
+}

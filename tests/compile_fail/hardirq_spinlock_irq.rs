@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+// EXPECT: error[E0308]
+//! A `SpinLockIrq` is an rt_mutex on PREEMPT_RT: it must not be taken in
+//! hard-IRQ context. The `HardIrq` token lends `IrqsOff`, which raw
+//! spinlocks take, not the kernel's `LocalInterruptDisabled`, which
+//! `SpinLockIrq::lock_with` would take.
+
+use kernel::{
+    prelude::*,
+    sync::{Arc, ArcBorrow, SpinLockIrq},
+    time::{hrtimer::{HrTimer, HrTimerCallbackContext, HrTimerRestart, RelativeHardMode}, Monotonic},
+};
+
+#[path = "@RTRS_ROOT@/rust/rtrs.rs"]
+mod rtrs;
+
+use rtrs::context::{HardIrq, HardTimerCallback};
+
+module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL", }
+struct M;
+impl kernel::Module for M {
+    fn init(_m: &'static ThisModule) -> Result<Self> { Ok(M) }
+}
+
+#[pin_data]
+struct T {
+    #[pin]
+    timer: HrTimer<Self>,
+    #[pin]
+    count: SpinLockIrq<u64>,
+}
+
+impl HardTimerCallback for T {
+    type Pointer<'a> = Arc<Self>;
+    fn run(this: ArcBorrow<'_, Self>, _c: HrTimerCallbackContext<'_, Self>, irq: &HardIrq) -> HrTimerRestart {
+        *this.count.lock_with(irq.irqs_off()) += 1;
+        HrTimerRestart::NoRestart
+    }
+}
+
+crate::hard_timer! { impl for T { mode: RelativeHardMode<Monotonic>, field: self.timer } }

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+// EXPECT: error[E0521]
+//! The `HardIrq` token is lent for the callback's duration only: it cannot
+//! be kept for later, when the interrupt is over.
+
+use kernel::{
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+    time::{hrtimer::{HrTimer, HrTimerCallbackContext, HrTimerRestart, RelativeHardMode}, Monotonic},
+};
+
+#[path = "@RTRS_ROOT@/rust/rtrs.rs"]
+mod rtrs;
+
+use rtrs::context::{HardIrq, HardTimerCallback};
+
+module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL", }
+struct M;
+impl kernel::Module for M {
+    fn init(_m: &'static ThisModule) -> Result<Self> { Ok(M) }
+}
+
+fn keep_for_later(_irq: &'static HardIrq) {}
+
+#[pin_data]
+struct T {
+    #[pin]
+    timer: HrTimer<Self>,
+}
+
+impl HardTimerCallback for T {
+    type Pointer<'a> = Arc<Self>;
+    fn run(_this: ArcBorrow<'_, Self>, _c: HrTimerCallbackContext<'_, Self>, irq: &HardIrq) -> HrTimerRestart {
+        keep_for_later(irq);
+        HrTimerRestart::NoRestart
+    }
+}
+
+crate::hard_timer! { impl for T { mode: RelativeHardMode<Monotonic>, field: self.timer } }
