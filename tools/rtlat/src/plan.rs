@@ -13,7 +13,7 @@ use rtcore::uapi::{self, Config, Stage};
 use crate::{
     cli::{self, Common, Threshold},
     output::Unit,
-    report,
+    report, sysinfo,
 };
 
 /// One session of a run on the device.
@@ -90,17 +90,17 @@ pub struct Plan {
     pub priority: u32,
     /// The thresholds, as given.
     pub thresholds: Vec<Threshold>,
+    /// Call `tracing_off()` when a threshold is exceeded.
     pub tracing_off: bool,
-    /// How long the warm-up lasts (zero: none).
-    pub warm_up: Duration,
     /// Hold /dev/cpu_dma_latency at this many µs during the run.
     pub dma_latency: Option<i32>,
     /// No live output.
     pub quiet: bool,
     /// Unit of the text output.
     pub unit: Unit,
-    /// Where to write the JSON report and the SVG plot.
+    /// Where to write the JSON report.
     pub json: Option<PathBuf>,
+    /// Where to write the SVG plot.
     pub svg: Option<PathBuf>,
 }
 
@@ -109,7 +109,7 @@ impl Plan {
     /// system writes it) and builds the plan.
     pub fn new(c: &Common, online: &[u32], online_list: &str) -> Result<Self, String> {
         let cpus = match &c.cpus {
-            Some(list) => crate::sysinfo::parse_cpu_list(list)?,
+            Some(list) => sysinfo::parse_cpu_list(list)?,
             None => online.to_vec(),
         };
         if cpus.is_empty() {
@@ -185,7 +185,6 @@ impl Plan {
             priority: c.priority,
             thresholds: c.thresholds.clone(),
             tracing_off: c.tracing_off,
-            warm_up: c.warm_up,
             dma_latency: c.dma_latency,
             quiet: c.quiet,
             unit: Unit { ns: c.ns },
@@ -218,7 +217,12 @@ impl Plan {
                 .map(|t| (t.stage.name().to_string(), t.ns as f64 / 1000.0))
                 .collect(),
             duration_s: self.phases.measured.duration.map(|d| d.as_secs_f64()),
-            warm_up_s: self.warm_up.as_secs_f64(),
+            warm_up_s: self
+                .phases
+                .warm_up
+                .as_ref()
+                .and_then(|w| w.duration)
+                .map_or(0.0, |d| d.as_secs_f64()),
             user_threads: self.user,
             dma_latency_us: self.dma_latency,
             tracing_off: self.tracing_off,
