@@ -3,7 +3,7 @@
 //! The /dev/rtlat device: open with clear errors, and the ioctls.
 
 use std::{
-    fs::{File, OpenOptions},
+    fs::{self, File, OpenOptions},
     io::{self, Read},
     os::{fd::AsRawFd, unix::fs::OpenOptionsExt},
     path::Path,
@@ -11,12 +11,28 @@ use std::{
 
 use rtcore::{
     hist,
-    uapi::{self, ioc, Config, Record, Stats, Status},
+    uapi::{self, ioc, Config, Record, Stage, Stats, Status},
 };
 
 /// An open rtlat device.
 pub struct Device {
     file: File,
+}
+
+/// The statistics and histogram of one CPU and stage.
+pub struct StageStats {
+    pub cpu: u32,
+    pub stage: Stage,
+    pub stats: Stats,
+    /// The log-linear histogram (`rtcore::hist`).
+    pub buckets: Vec<u64>,
+}
+
+impl StageStats {
+    /// Mean latency, ns (0 without samples).
+    pub fn avg(&self) -> u64 {
+        self.stats.sum.checked_div(self.stats.count).unwrap_or(0)
+    }
 }
 
 /// Errors with the advice a user needs.
@@ -32,6 +48,31 @@ pub fn open_error(path: &Path, e: &io::Error) -> String {
         ),
         _ => format!("{}: {e}", path.display()),
     }
+}
+
+/// Processes that have the device open (for "device busy").
+fn holders(dev: &Path) -> Vec<String> {
+    let target = fs::canonicalize(dev).unwrap_or_else(|_| dev.to_path_buf());
+    let me = std::process::id().to_string();
+    let mut out = Vec::new();
+    for p in fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let pid = p.file_name().to_string_lossy().to_string();
+        if !pid.chars().all(|c| c.is_ascii_digit()) || pid == me {
+            continue;
+        }
+        let fds = fs::read_dir(p.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten();
+        if fds
+            .filter_map(|f| fs::read_link(f.path()).ok())
+            .any(|l| l == target)
+        {
+            let comm = fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+            out.push(format!("{pid} ({})", comm.trim()));
+        }
+    }
+    out
 }
 
 fn ioctl(fd: i32, cmd: u32, arg: *mut u8) -> io::Result<()> {
@@ -87,6 +128,30 @@ impl Device {
         ioctl(self.fd(), ioc::CONFIG, b.as_mut_ptr())
     }
 
+    /// Configures a session on the device at `path`, with the errors a user
+    /// needs.
+    pub fn configure(&self, path: &Path, config: &Config) -> Result<(), String> {
+        self.config(config).map_err(|e| match e.raw_os_error() {
+            Some(libc::EBUSY) => {
+                let h = holders(path);
+                format!(
+                    "{}: device busy: another session is configured or running{}",
+                    path.display(),
+                    if h.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (open by {})", h.join(", "))
+                    }
+                )
+            }
+            Some(libc::EPERM) => format!(
+                "{}: CAP_SYS_NICE and CAP_SYS_ADMIN are needed to measure",
+                path.display()
+            ),
+            _ => format!("{}: configure: {e}", path.display()),
+        })
+    }
+
     /// Starts, stops or resets the session.
     pub fn start(&self) -> io::Result<()> {
         ioctl(self.fd(), ioc::START, std::ptr::null_mut())
@@ -98,7 +163,7 @@ impl Device {
     }
 
     /// Statistics and histogram of one CPU and stage.
-    pub fn stats(&self, cpu: u32, stage: uapi::Stage) -> io::Result<(Stats, Vec<u64>)> {
+    pub fn stats(&self, cpu: u32, stage: Stage) -> io::Result<StageStats> {
         let mut buckets = vec![0u64; hist::BUCKETS];
         let req = Stats {
             cpu,
@@ -112,7 +177,12 @@ impl Device {
         ioctl(self.fd(), ioc::STATS, b.as_mut_ptr())?;
         let st = Stats::decode(&b).map_err(|e| io::Error::other(format!("{e:?}")))?;
         buckets.truncate(st.nr_buckets as usize);
-        Ok((st, buckets))
+        Ok(StageStats {
+            cpu,
+            stage,
+            stats: st,
+            buckets,
+        })
     }
 
     /// The user stage: blocks until the next activation on the caller's CPU.

@@ -47,6 +47,12 @@ pub struct Live {
     pub cur: i64,
 }
 
+/// One CPU's row of the live table: the numbers of each stage measured.
+pub struct CpuLive {
+    pub cpu: u32,
+    pub stages: [Option<Live>; uapi::NR_STAGES],
+}
+
 /// cyclictest's line: `T: 0 (  123) P:95 I:1000 C:  12345 Min:      2 Act:    5 Avg:    4 Max:     31`.
 pub fn cyclictest_line(
     thread: usize,
@@ -67,18 +73,14 @@ pub fn cyclictest_line(
 }
 
 /// rtla-timerlat-top-like table: one row per CPU, cur/min/avg/max per stage.
-pub fn stage_table(
-    rows: &[(u32, [Option<Live>; uapi::NR_STAGES])],
-    stages: &[uapi::Stage],
-    u: Unit,
-) -> String {
+pub fn stage_table(rows: &[CpuLive], stages: &[uapi::Stage], u: Unit) -> String {
     let mut s = String::new();
     let _ = write!(s, "CPU COUNT      ");
     for &st in stages {
         let _ = write!(s, "| {:>8} cur   min   avg   max ", st.name());
     }
     s.push('\n');
-    for (cpu, stats) in rows {
+    for CpuLive { cpu, stages: stats } in rows {
         let count = stats.iter().flatten().map(|l| l.count).next().unwrap_or(0);
         let _ = write!(s, "{cpu:3} #{count:<9}");
         for &st in stages {
@@ -113,23 +115,32 @@ pub struct HistColumn {
     pub max: u64,
 }
 
+/// A histogram in fixed-width buckets.
+pub struct Rebucketed {
+    pub buckets: Vec<u64>,
+    /// What lies beyond the last bucket ("over").
+    pub over: u64,
+}
+
 /// Sums log-linear buckets into fixed-width buckets of `width` units,
-/// `entries` of them; returns them and what lies beyond ("over").
-pub fn rebucket(b: &[u64], width_ns: u64, entries: usize) -> (Vec<u64>, u64) {
-    let mut out = vec![0u64; entries];
-    let mut over = 0;
+/// `entries` of them.
+pub fn rebucket(b: &[u64], width_ns: u64, entries: usize) -> Rebucketed {
+    let mut out = Rebucketed {
+        buckets: vec![0u64; entries],
+        over: 0,
+    };
     for (i, &n) in b.iter().enumerate() {
         if n == 0 {
             continue;
         }
         let idx = (hist::bucket_low(i) / width_ns) as usize;
         if idx < entries {
-            out[idx] += n;
+            out.buckets[idx] += n;
         } else {
-            over += n;
+            out.over += n;
         }
     }
-    (out, over)
+    out
 }
 
 /// rtla-timerlat-hist-shaped output plus the percentiles.
@@ -151,17 +162,17 @@ pub fn histogram(
         let _ = write!(s, " {:>9}", c.name);
     }
     s.push('\n');
-    let re: Vec<(Vec<u64>, u64)> = cols
+    let re: Vec<Rebucketed> = cols
         .iter()
         .map(|c| rebucket(&c.buckets, width_ns, entries))
         .collect();
     for i in 0..entries {
-        if !with_zeros && re.iter().all(|(b, _)| b[i] == 0) {
+        if !with_zeros && re.iter().all(|r| r.buckets[i] == 0) {
             continue;
         }
         let _ = write!(s, "{:<6}", i as u64 * bucket);
-        for (b, _) in &re {
-            let _ = write!(s, " {:>9}", b[i]);
+        for r in &re {
+            let _ = write!(s, " {:>9}", r.buckets[i]);
         }
         s.push('\n');
     }
@@ -172,7 +183,7 @@ pub fn histogram(
         }
         s.push('\n');
     };
-    row(&mut s, "over:", &|i, _| re[i].1.to_string());
+    row(&mut s, "over:", &|i, _| re[i].over.to_string());
     row(&mut s, "count:", &|_, c| c.count.to_string());
     row(&mut s, "min:", &|_, c| {
         if c.count == 0 {
@@ -237,8 +248,8 @@ mod tests {
         b[hist::bucket_of(1_500)] += 3;
         b[hist::bucket_of(2_100)] += 1;
         b[hist::bucket_of(900_000)] += 1;
-        let (r, over) = rebucket(&b, 1000, 256);
-        assert_eq!((r[1], r[2], over), (3, 1, 1));
+        let r = rebucket(&b, 1000, 256);
+        assert_eq!((r.buckets[1], r.buckets[2], r.over), (3, 1, 1));
         let col = HistColumn {
             name: "Thr-000".into(),
             buckets: b,

@@ -3,7 +3,7 @@
 //! What the system looked like during a measurement: reported, never changed
 //! (except `--dma-latency`, which the user asks for).
 
-use std::{collections::BTreeMap, fs};
+use std::{collections::BTreeMap, fs, io::Write};
 
 use serde::Serialize;
 
@@ -61,6 +61,18 @@ pub fn cpu_dma_latency() -> Option<i32> {
     let b = fs::read("/dev/cpu_dma_latency").ok()?;
     b.get(..4)
         .map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Holds the CPU DMA latency limit at `us` µs while the returned file is
+/// open (`--dma-latency`: the one setting rtlat changes, and only when asked).
+pub fn hold_cpu_dma_latency(us: i32) -> Result<fs::File, String> {
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .map_err(|e| format!("/dev/cpu_dma_latency: {e}"))?;
+    f.write_all(&us.to_ne_bytes())
+        .map_err(|e| format!("/dev/cpu_dma_latency: {e}"))?;
+    Ok(f)
 }
 
 fn cstr(b: &[libc::c_char]) -> String {

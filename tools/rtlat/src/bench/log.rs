@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The results log of the benchmark guest (scripts/bench-guest): its
+//! settings line, its file sections, and what each file holds: the
+//! distributions of rtlat and its peers, the job's throughput with each
+//! tool, the rate each tool kept up, the streaming run.
+
+use std::collections::BTreeMap;
+
+use crate::{
+    bench::{dist::Dist, report::Streaming},
+    report::Report,
+};
+
+/// One file section: `RTRS-FILE <name>` ... `RTRS-FILE-END`.
+#[derive(Debug, PartialEq)]
+pub struct Section {
+    pub name: String,
+    pub body: String,
+}
+
+/// A results log.
+#[derive(Debug, PartialEq)]
+pub struct Log {
+    /// The settings of `RTRS-BENCH-BEGIN` (empty without it).
+    pub begin: String,
+    pub files: Vec<Section>,
+}
+
+impl Log {
+    /// The file sections of a results log.
+    pub fn parse(log: &str) -> Self {
+        let mut begin = String::new();
+        let mut files = Vec::new();
+        let mut cur: Option<Section> = None;
+        for line in log.lines() {
+            if let Some(b) = line.strip_prefix("RTRS-BENCH-BEGIN ") {
+                begin = b.to_string();
+            } else if let Some(name) = line.strip_prefix("RTRS-FILE ") {
+                cur = Some(Section {
+                    name: name.to_string(),
+                    body: String::new(),
+                });
+            } else if line == "RTRS-FILE-END" {
+                if let Some(c) = cur.take() {
+                    files.push(c);
+                }
+            } else if let Some(Section { body, .. }) = cur.as_mut() {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        Self { begin, files }
+    }
+}
+
+/// Which distribution: the load it ran under and the tool (and stage).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DistKey {
+    pub load: String,
+    pub tool: String,
+}
+
+impl DistKey {
+    pub fn new(load: &str, tool: &str) -> Self {
+        Self {
+            load: load.into(),
+            tool: tool.into(),
+        }
+    }
+}
+
+/// What the files of a log hold.
+#[derive(Default)]
+pub struct Inputs {
+    pub dists: BTreeMap<DistKey, Dist>,
+    /// Per tool: the job's throughput, per round.
+    pub throughput: BTreeMap<String, Vec<f64>>,
+    /// Per tool: activations per second per CPU while the job ran, per round.
+    pub rates: BTreeMap<String, Vec<f64>>,
+    pub streaming: Option<Streaming>,
+}
+
+/// cyclictest `-h` output: histogram rows (µs) summed over threads, plus
+/// overflows at the reported max.
+pub fn parse_cyclictest(text: &str, d: &mut Dist) {
+    let mut overflows = 0u64;
+    let mut max_us = 0u64;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# Max Latencies:") {
+            max_us = rest
+                .split_whitespace()
+                .filter_map(|v| v.parse().ok())
+                .max()
+                .unwrap_or(0);
+        } else if let Some(rest) = line.strip_prefix("# Histogram Overflows:") {
+            overflows = rest
+                .split_whitespace()
+                .filter_map(|v| v.parse::<u64>().ok())
+                .sum();
+        } else if !line.starts_with('#') {
+            let mut it = line.split_whitespace();
+            if let Some(Ok(us)) = it.next().map(str::parse::<u64>) {
+                let n: u64 = it.filter_map(|v| v.parse::<u64>().ok()).sum();
+                if n > 0 {
+                    d.add(us * 1000, n);
+                }
+            }
+        }
+    }
+    if overflows > 0 {
+        d.add(max_us * 1000, overflows);
+    }
+    d.max = d.max.max(max_us * 1000);
+}
+
+impl Inputs {
+    /// Reads the files of a log whose runs lasted `seconds` on `ncpu` CPUs.
+    pub fn read(files: &[Section], seconds: f64, ncpu: f64) -> Result<Self, String> {
+        let mut inputs = Self::default();
+        let Self {
+            dists: d,
+            throughput,
+            rates,
+            streaming,
+        } = &mut inputs;
+        for Section { name, body } in files {
+            let mut parts = name.splitn(4, '-');
+            let kind = parts.next().unwrap_or("");
+            if kind == "agree" {
+                let load = parts.next().unwrap_or("");
+                let _round = parts.next();
+                let what = parts.next().unwrap_or("");
+                if what.starts_with("rtlat") {
+                    let r: Report =
+                        serde_json::from_str(body).map_err(|e| format!("{name}: {e}"))?;
+                    // Kernel stages from the plain runs, the user stage from
+                    // the --user runs.
+                    let user_run = what.starts_with("rtlatuser");
+                    for cpu in &r.cpus {
+                        for (stage, s) in &cpu.stages {
+                            if (stage == "user") != user_run || stage == "response" {
+                                continue;
+                            }
+                            let e = d
+                                .entry(DistKey::new(load, &format!("rtlat {stage}")))
+                                .or_insert_with(Dist::new);
+                            for b in &s.histogram.buckets {
+                                e.add(b[0], b[2]);
+                            }
+                            e.max = e.max.max(s.max_ns);
+                        }
+                    }
+                } else if what.starts_with("timerlat") {
+                    for line in body.lines() {
+                        let f: Vec<&str> = line.split_whitespace().collect();
+                        if let [_, ctx, ns] = f[..] {
+                            if let Ok(ns) = ns.parse() {
+                                d.entry(DistKey::new(load, &format!("timerlat {ctx}")))
+                                    .or_insert_with(Dist::new)
+                                    .add(ns, 1);
+                            }
+                        }
+                    }
+                } else if what.starts_with("cyclictest") {
+                    parse_cyclictest(
+                        body,
+                        d.entry(DistKey::new(load, "cyclictest"))
+                            .or_insert_with(Dist::new),
+                    );
+                }
+            } else if let Some(rest) = name.strip_prefix("overhead-") {
+                // overhead-<round>-<tool>.json (rtlat's report of the round) or
+                // overhead-<round>-timerlat.txt (its trace events).
+                let tool = rest.split_once('-').map_or("", |(_, t)| t);
+                if let Some(tool) = tool.strip_suffix(".json") {
+                    let r: Report =
+                        serde_json::from_str(body).map_err(|e| format!("{name}: {e}"))?;
+                    let secs = (r.end_time - r.start_time).max(0.001);
+                    let n = r.cpus.len().max(1) as f64;
+                    rates
+                        .entry(tool.to_string())
+                        .or_default()
+                        .push(r.totals.produced as f64 / secs / n);
+                } else if tool == "floor.txt" {
+                    // "activations N ns M cpus C", printed when it is unloaded.
+                    let f: Vec<&str> = body.split_whitespace().collect();
+                    if let ["activations", n, "ns", ns, "cpus", c] = f[..] {
+                        if let (Ok(n), Ok(ns), Ok(c)) =
+                            (n.parse::<f64>(), ns.parse::<f64>(), c.parse::<f64>())
+                        {
+                            if ns > 0.0 && c > 0.0 {
+                                rates
+                                    .entry("floor".into())
+                                    .or_default()
+                                    .push(n / (ns / 1e9) / c);
+                            }
+                        }
+                    }
+                } else if tool == "timerlat.txt" {
+                    // An irq and a thread sample per activation.
+                    if let Some(ev) = body.lines().find_map(|l| {
+                        l.strip_prefix("events ")
+                            .and_then(|v| v.trim().parse::<f64>().ok())
+                    }) {
+                        rates
+                            .entry("timerlat".into())
+                            .or_default()
+                            .push(ev / 2.0 / seconds / ncpu);
+                    }
+                }
+            } else if name == "overhead.txt" {
+                for line in body.lines() {
+                    if let Some((k, v)) = line.split_once(' ') {
+                        if let Ok(v) = v.trim().parse::<f64>() {
+                            throughput.entry(k.to_string()).or_default().push(v);
+                        }
+                    }
+                }
+            } else if name == "stream.json" {
+                let r: Report = serde_json::from_str(body).map_err(|e| format!("{name}: {e}"))?;
+                let secs = (r.end_time - r.start_time).max(0.001);
+                *streaming = Some(Streaming {
+                    period_us: r.settings.period_us,
+                    cpus: r.cpus.len(),
+                    seconds: secs,
+                    produced: r.totals.produced,
+                    delivered: r.totals.delivered,
+                    dropped: r.totals.dropped,
+                    records_per_s: r.totals.delivered as f64 / secs,
+                });
+            }
+        }
+        Ok(inputs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rtcore::hist;
+
+    use super::*;
+
+    #[test]
+    fn cyclictest_histogram() {
+        let text = "# Histogram\n000003 000010\t000005\n000007 000001\t000000\n# Min Latencies: 00003 00003\n# Avg Latencies: 00003 00003\n# Max Latencies: 00050 00007\n# Histogram Overflows: 00001 00000\n";
+        let mut d = Dist::new();
+        parse_cyclictest(text, &mut d);
+        assert_eq!(d.count(), 17);
+        assert_eq!(d.max, 50_000);
+        assert_eq!(d.pct(500_000), hist::bucket_high(hist::bucket_of(3000)));
+    }
+
+    #[test]
+    fn sections_of_a_log() {
+        let log = Log::parse(
+            "x\nRTRS-BENCH-BEGIN seconds=1\nRTRS-FILE a.txt\n1\n2\nRTRS-FILE-END\nRTRS-BENCH-END\n",
+        );
+        assert_eq!(log.begin, "seconds=1");
+        assert_eq!(
+            log.files,
+            vec![Section {
+                name: "a.txt".to_string(),
+                body: "1\n2\n".to_string()
+            }]
+        );
+    }
+}

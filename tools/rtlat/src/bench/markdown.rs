@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! bench.md: the benchmark's tables, agreement, overhead and streaming.
+
+use std::fmt::Write;
+
+use crate::bench::report::Bench;
+
+/// The tables of `bench`, under a line with its settings (`begin`, as the
+/// log gives them).
+pub fn markdown(bench: &Bench, begin: &str) -> String {
+    let (kernel, arch) = (&bench.kernel, &bench.arch);
+    let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+    let rt = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}"));
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "Kernel {kernel} ({arch}, QEMU TCG, {} CPUs), {}",
+        bench.settings.get("cpus").map_or("?", |s| s),
+        begin
+    );
+    let _ = writeln!(md, "\n{}\n", bench.note);
+    let _ = writeln!(md, "| load | stage | tool | count | median µs | p99 µs | p99.99 µs | max µs | rtlat/peer median | rtlat/peer p99 |");
+    let _ = writeln!(md, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for a in &bench.agreement {
+        for (tool, s, r) in [
+            ("rtlat", &a.rtlat, true),
+            (a.peer.as_str(), &a.peer_summary, false),
+        ] {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                a.load,
+                a.stage,
+                tool,
+                s.count,
+                us(s.median_ns),
+                us(s.p99_ns),
+                us(s.p9999_ns),
+                us(s.max_ns),
+                if r { rt(a.ratio_median) } else { String::new() },
+                if r { rt(a.ratio_p99) } else { String::new() }
+            );
+        }
+    }
+    if let Some(o) = &bench.overhead {
+        let _ = writeln!(
+            md,
+            "\n| overhead at 10 kHz (CPU-bound job on every CPU, {} rounds) | job throughput | loss | activations/s per CPU | job time per activation | above the floor | loss / timerlat's | per activation / timerlat's | above the floor / timerlat's |",
+            o.rounds
+        );
+        let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for c in &o.tools {
+            let name = match c.tool.as_str() {
+                "none" => "no measurement",
+                "floor" => "floor: a do-nothing hard-IRQ timer",
+                "rtlat" => "rtlat (irq, thread; streaming)",
+                "rtlat-irq" => "rtlat --stages irq (streaming)",
+                t => t,
+            };
+            let _ = writeln!(
+                md,
+                "| {name} | {:.0}/s | {} | {} | {} | {} | {} | {} | {} |",
+                c.throughput,
+                if c.tool == "none" {
+                    String::new()
+                } else {
+                    format!("{:.1} %", c.loss_pct)
+                },
+                c.activations_per_s_per_cpu
+                    .map_or(String::new(), |r| format!("{r:.0}")),
+                c.cost_per_activation_us
+                    .map_or(String::new(), |v| format!("{v:.1} µs")),
+                c.above_floor_us
+                    .map_or(String::new(), |v| format!("{v:.1} µs")),
+                c.loss_ratio_timerlat
+                    .map_or(String::new(), |r| format!("{r:.2}")),
+                c.cost_ratio_timerlat
+                    .map_or(String::new(), |r| format!("{r:.2}")),
+                c.above_floor_ratio_timerlat
+                    .map_or(String::new(), |r| format!("{r:.2}")),
+            );
+        }
+    }
+    if let Some(s) = &bench.streaming {
+        let _ = writeln!(
+            md,
+            "\nStreaming at {} µs on {} CPUs for {:.1} s: {:.0} records/s delivered by read(), {} produced, {} dropped.",
+            s.period_us, s.cpus, s.seconds, s.records_per_s, s.produced, s.dropped
+        );
+    }
+    md
+}

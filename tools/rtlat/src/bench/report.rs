@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `rtlat bench-report`'s builder: from a results log, the agreement of
+//! rtlat with its peers, the overhead of each tool on the CPU-bound job and
+//! the streaming rate; written as bench.md, bench.json and bench.svg.
+
+use std::{collections::BTreeMap, fs, path::Path};
+
+use serde::Serialize;
+
+use crate::{
+    bench::{
+        dist::{Dist, Summary},
+        log::{DistKey, Inputs, Log},
+        markdown,
+    },
+    plot,
+};
+
+/// rtlat against one peer for one stage and load.
+#[derive(Serialize)]
+pub struct Agreement {
+    pub load: String,
+    pub stage: String,
+    pub peer: String,
+    pub rtlat: Summary,
+    pub peer_summary: Summary,
+    pub ratio_median: Option<f64>,
+    pub ratio_p99: Option<f64>,
+}
+
+/// What one measuring tool cost the CPU-bound job.
+#[derive(Serialize, Clone)]
+pub struct Cost {
+    /// `none`, `floor` (a do-nothing hard-IRQ timer), `rtlat`, `rtlat-irq`
+    /// (an irq-only session) or `timerlat`.
+    pub tool: String,
+    /// The job's work units per second, all CPUs, mean over the rounds.
+    pub throughput: f64,
+    /// Throughput lost against no measurement, %.
+    pub loss_pct: f64,
+    /// Activations per second and CPU the tool achieved while the job ran.
+    pub activations_per_s_per_cpu: Option<f64>,
+    /// Job CPU time lost per activation, µs: the loss normalised by the
+    /// rate the tool kept up (in TCG no tool keeps 10 kHz under the job).
+    pub cost_per_activation_us: Option<f64>,
+    /// Cost per activation above the floor's, µs: what the tool itself
+    /// adds to the timer interrupt every tool must take.
+    pub above_floor_us: Option<f64>,
+    /// Throughput loss relative to timerlat's.
+    pub loss_ratio_timerlat: Option<f64>,
+    /// Cost per activation relative to timerlat's.
+    pub cost_ratio_timerlat: Option<f64>,
+    /// Cost above the floor relative to timerlat's.
+    pub above_floor_ratio_timerlat: Option<f64>,
+}
+
+/// Throughput loss of a CPU-bound job with each tool sampling at 10 kHz.
+#[derive(Serialize)]
+pub struct Overhead {
+    pub rounds: usize,
+    pub tools: Vec<Cost>,
+}
+
+/// The overhead rounds' tools, in the order they run.
+const OVERHEAD_TOOLS: [&str; 5] = ["none", "floor", "rtlat", "rtlat-irq", "timerlat"];
+
+/// Records delivered by read() at the smallest period on every CPU.
+#[derive(Serialize)]
+pub struct Streaming {
+    pub period_us: f64,
+    pub cpus: usize,
+    pub seconds: f64,
+    pub produced: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub records_per_s: f64,
+}
+
+/// The whole benchmark.
+#[derive(Serialize)]
+pub struct Bench {
+    pub schema: String,
+    pub kernel: String,
+    pub arch: String,
+    pub accelerator: String,
+    pub settings: BTreeMap<String, String>,
+    pub agreement: Vec<Agreement>,
+    pub overhead: Option<Overhead>,
+    pub streaming: Option<Streaming>,
+    pub note: String,
+}
+
+/// A stage's distributions compared: rtlat's and its peer's.
+struct Pairing {
+    stage: &'static str,
+    ours: &'static str,
+    peer: &'static str,
+}
+
+/// Which peer each stage of rtlat is compared with.
+const PAIRINGS: [Pairing; 3] = [
+    Pairing {
+        stage: "irq",
+        ours: "rtlat irq",
+        peer: "timerlat irq",
+    },
+    Pairing {
+        stage: "thread",
+        ours: "rtlat thread",
+        peer: "timerlat thread",
+    },
+    Pairing {
+        stage: "user",
+        ours: "rtlat user",
+        peer: "cyclictest",
+    },
+];
+
+/// `a / b`, if `b` is not zero.
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b.abs() > f64::EPSILON).then(|| a / b)
+}
+
+/// rtlat against its peers, per load and stage, where both were measured.
+fn agreement(d: &BTreeMap<DistKey, Dist>) -> Vec<Agreement> {
+    let mut agreement = Vec::new();
+    for load in ["idle", "hackbench"] {
+        for Pairing { stage, ours, peer } in PAIRINGS {
+            let (Some(a), Some(b)) = (
+                d.get(&DistKey::new(load, ours)),
+                d.get(&DistKey::new(load, peer)),
+            ) else {
+                continue;
+            };
+            let (sa, sb) = (a.summary(), b.summary());
+            agreement.push(Agreement {
+                load: load.into(),
+                stage: stage.into(),
+                peer: peer.into(),
+                rtlat: sa,
+                peer_summary: sb,
+                ratio_median: ratio(sa.median_ns as f64, sb.median_ns as f64),
+                ratio_p99: ratio(sa.p99_ns as f64, sb.p99_ns as f64),
+            });
+        }
+    }
+    agreement
+}
+
+/// What each tool cost the job, against the rounds without measurement
+/// (none without them).
+fn overhead(
+    throughput: &BTreeMap<String, Vec<f64>>,
+    rates: &BTreeMap<String, Vec<f64>>,
+) -> Option<Overhead> {
+    let mean = |m: &BTreeMap<String, Vec<f64>>, k: &str| {
+        m.get(k)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    mean(throughput, "none").map(|none| {
+        let mut tools: Vec<Cost> = OVERHEAD_TOOLS
+            .iter()
+            .filter_map(|&t| {
+                let thr = mean(throughput, t)?;
+                let loss = 1.0 - thr / none;
+                let rate = mean(rates, t);
+                Some(Cost {
+                    tool: t.into(),
+                    throughput: thr,
+                    loss_pct: loss * 100.0,
+                    activations_per_s_per_cpu: rate,
+                    cost_per_activation_us: rate.filter(|&r| r > 0.0).map(|r| loss / r * 1e6),
+                    above_floor_us: None,
+                    loss_ratio_timerlat: None,
+                    cost_ratio_timerlat: None,
+                    above_floor_ratio_timerlat: None,
+                })
+            })
+            .collect();
+        let floor = tools
+            .iter()
+            .find(|c| c.tool == "floor")
+            .and_then(|c| c.cost_per_activation_us);
+        for c in tools
+            .iter_mut()
+            .filter(|c| c.tool != "none" && c.tool != "floor")
+        {
+            c.above_floor_us = c.cost_per_activation_us.zip(floor).map(|(a, f)| a - f);
+        }
+        if let Some(tl) = tools.iter().find(|c| c.tool == "timerlat").cloned() {
+            for c in tools.iter_mut().filter(|c| c.tool.starts_with("rtlat")) {
+                c.loss_ratio_timerlat = ratio(c.loss_pct, tl.loss_pct);
+                c.cost_ratio_timerlat = c
+                    .cost_per_activation_us
+                    .zip(tl.cost_per_activation_us)
+                    .and_then(|(a, b)| ratio(a, b));
+                c.above_floor_ratio_timerlat = c
+                    .above_floor_us
+                    .zip(tl.above_floor_us)
+                    .and_then(|(a, b)| ratio(a, b));
+            }
+        }
+        Overhead {
+            rounds: throughput["none"].len(),
+            tools,
+        }
+    })
+}
+
+/// Runs the report on a results log; writes bench.md, bench.json, bench.svg
+/// into `out`. Returns the markdown.
+pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<String, String> {
+    let log = fs::read_to_string(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let Log { begin, files } = Log::parse(&log);
+    if begin.is_empty() {
+        return Err(format!("{}: no benchmark output", log_path.display()));
+    }
+    let settings: BTreeMap<String, String> = begin
+        .split_whitespace()
+        .filter_map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
+        .collect();
+    let seconds: f64 = settings
+        .get("seconds")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
+    let ncpu: f64 = settings
+        .get("cpus")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
+    let inputs = Inputs::read(&files, seconds, ncpu)?;
+
+    let bench = Bench {
+        schema: "rtlat-bench-1".into(),
+        kernel: kernel.into(),
+        arch: arch.into(),
+        accelerator: "tcg".into(),
+        settings,
+        agreement: agreement(&inputs.dists),
+        overhead: overhead(&inputs.throughput, &inputs.rates),
+        streaming: inputs.streaming,
+        note: "QEMU TCG guest: the numbers compare tools measured side by side in one boot; they are not absolute RT performance.".into(),
+    };
+    let md = markdown::markdown(&bench, &begin);
+    fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    fs::write(out.join("bench.md"), &md).map_err(|e| e.to_string())?;
+    fs::write(
+        out.join("bench.json"),
+        serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())? + "\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let series: Vec<plot::HistSeries> = inputs
+        .dists
+        .iter()
+        .filter(|(k, _)| k.load == "idle")
+        .map(|(k, dist)| {
+            plot::HistSeries::from_buckets(format!("{} ({})", k.tool, k.load), &dist.buckets)
+        })
+        .collect();
+    let svg = out.join("bench.svg");
+    plot::write_svg(
+        &svg.to_string_lossy(),
+        &format!("rtlat and its peers, {kernel} {arch} (TCG)"),
+        &series,
+        &[],
+    )?;
+    Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overhead_per_activation_and_above_the_floor() {
+        // 1 CPU, 2 s rounds; rtlat's reports: 901 records in 1 s.
+        let rep = serde_json::to_string(&crate::report::tests::sample()).unwrap();
+        let log = format!(
+            "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
+             RTRS-FILE overhead-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat.json\n{rep}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-irq.json\n{rep}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
+             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\ntimerlat 60\nRTRS-FILE-END\n\
+             RTRS-BENCH-END\n"
+        );
+        let dir = std::env::temp_dir().join(format!("rtlat-bench-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("log"), log).unwrap();
+        report(&dir.join("log"), &dir, "k", "x").unwrap();
+        let b: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(dir.join("bench.json")).unwrap()).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        let tools = b["overhead"]["tools"].as_array().unwrap();
+        let get = |t: &str, k: &str| {
+            tools.iter().find(|c| c["tool"] == t).unwrap()[k]
+                .as_f64()
+                .unwrap()
+        };
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-6 * b.abs().max(1.0);
+        // Floor: 10 % lost over 1000 activations/s: 100 µs each.
+        assert!(near(get("floor", "activations_per_s_per_cpu"), 1000.0));
+        assert!(near(get("floor", "cost_per_activation_us"), 100.0));
+        // rtlat: 30 % over 901/s; timerlat: 40 % over 1802 / 2 / 2 s.
+        assert!(near(get("rtlat", "loss_pct"), 30.0));
+        assert!(near(get("timerlat", "activations_per_s_per_cpu"), 450.5));
+        let r = 0.3 / 901.0 * 1e6;
+        let t = 0.4 / 450.5 * 1e6;
+        assert!(near(get("rtlat", "above_floor_us"), r - 100.0));
+        assert!(near(get("rtlat", "loss_ratio_timerlat"), 0.75));
+        assert!(near(get("rtlat", "cost_ratio_timerlat"), r / t));
+        assert!(near(
+            get("rtlat", "above_floor_ratio_timerlat"),
+            (r - 100.0) / (t - 100.0)
+        ));
+    }
+}

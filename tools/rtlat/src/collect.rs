@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The end of a run: the measured session's final statistics from the
+//! device, per CPU and stage, and the report built from them.
+
+use std::collections::BTreeMap;
+
+use rtcore::{
+    hist,
+    uapi::{self, Stage, StopReason},
+};
+
+use crate::{
+    device::{Device, StageStats},
+    plan::Plan,
+    report::{self, Report},
+    session::Ended,
+    stream::Stream,
+    sysinfo::SysInfo,
+};
+
+/// What a run measured.
+pub struct Outcome<'a> {
+    pub plan: &'a Plan,
+    pub report: Report,
+    /// Per CPU, then per stage reported: the statistics and histogram.
+    pub stats: Vec<StageStats>,
+    /// What the reader collected of the measured session.
+    pub stream: Stream,
+}
+
+/// The report of one stage on one CPU.
+fn stage_report(x: &StageStats) -> report::StageReport {
+    let (st, b) = (&x.stats, &x.buckets);
+    let mut pct = BTreeMap::new();
+    for (k, &ppm) in hist::PERCENTILES_PPM.iter().enumerate() {
+        if let Some(v) = hist::percentile(b, ppm, st.max) {
+            pct.insert(hist::PERCENTILE_NAMES[k].to_string(), v);
+        }
+    }
+    report::StageReport {
+        count: st.count,
+        min_ns: st.min,
+        avg_ns: x.avg(),
+        max_ns: st.max,
+        max_seq: st.max_seq,
+        max_time_ns: st.max_time,
+        percentiles_ns: pct,
+        histogram: report::Histogram::from_buckets(b),
+    }
+}
+
+/// Reads the final statistics of the `ended` measured session on `dev`,
+/// which samples `cpus`, and builds the report of the run.
+pub fn collect<'a>(
+    dev: &Device,
+    cpus: &[u32],
+    plan: &'a Plan,
+    info: &SysInfo,
+    ended: Ended,
+) -> Result<Outcome<'a>, String> {
+    let Ended {
+        reason,
+        stream,
+        start_time,
+        end_time,
+    } = ended;
+    let status = dev.status()?;
+
+    // Final statistics from the module.
+    let mut cpu_reports = Vec::new();
+    let mut stats = Vec::new();
+    let all_stages = plan.reported_stages();
+    for &cpu in cpus {
+        let mut sr = BTreeMap::new();
+        let mut missed = 0;
+        let mut dropped = 0;
+        for &stage in &all_stages {
+            let x = dev
+                .stats(cpu, stage)
+                .map_err(|e| format!("stats cpu {cpu}: {e}"))?;
+            missed = x.stats.missed;
+            dropped = x.stats.dropped;
+            sr.insert(stage.name().to_string(), stage_report(&x));
+            stats.push(x);
+        }
+        cpu_reports.push(report::CpuReport {
+            cpu,
+            missed,
+            dropped,
+            stages: sr,
+        });
+    }
+    let trip =
+        (StopReason::from_raw(status.stop_reason) == Some(StopReason::Threshold)).then(|| {
+            report::Trip {
+                cpu: status.trip_cpu,
+                stage: Stage::from_raw(status.trip_stage)
+                    .map_or("unknown", Stage::name)
+                    .to_string(),
+                value_ns: status.trip_value_ns,
+                seq: status.trip_seq,
+            }
+        });
+    let report = Report {
+        schema: report::SCHEMA.into(),
+        schema_version: report::SCHEMA_VERSION,
+        tool: report::Tool {
+            name: "rtlat".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            uapi_version: uapi::VERSION,
+            module_srcversion: info.module_srcversion.clone(),
+        },
+        command_line: std::env::args().collect(),
+        start_time,
+        end_time,
+        system: report::sysinfo_json(info),
+        settings: plan.settings(cpus),
+        stop: report::Stop {
+            reason: if trip.is_some() {
+                "threshold".into()
+            } else {
+                reason.into()
+            },
+            trip,
+        },
+        totals: report::Totals {
+            produced: status.produced,
+            delivered: status.delivered,
+            dropped: status.dropped,
+            missed: status.missed,
+        },
+        cpus: cpu_reports,
+    };
+    Ok(Outcome {
+        plan,
+        report,
+        stats,
+        stream,
+    })
+}

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The plan of a measuring command, built from its options and checked
+//! before anything is opened: the device, the CPUs and stages, the session
+//! settings (`uapi::Config`), the sessions to run one after the other (a
+//! warm-up, then the measured one) and for how long, and the outputs. The
+//! lifecycle ([`crate::lifecycle`]) carries it out.
+
+use std::{path::PathBuf, time::Duration};
+
+use rtcore::uapi::{self, Config, Stage};
+
+use crate::{
+    cli::{self, Common, Threshold},
+    output::Unit,
+    report, sysinfo,
+};
+
+/// One session of a run on the device.
+#[derive(Debug, PartialEq)]
+pub struct Phase {
+    pub config: Config,
+    /// How long it runs; `None`: until Ctrl-C.
+    pub duration: Option<Duration>,
+    /// The warm-up: its records and statistics are discarded.
+    pub warm_up: bool,
+}
+
+/// The sessions of a run: with a warm-up, first a session of its own for
+/// `warm_up` (see [`warm_up_config`]), then the measured one with `config`
+/// for `duration`. The measured session is configured anew, so its
+/// statistics, ring counters, missed periods, records and time line cover
+/// only the measured part.
+#[derive(Debug, PartialEq)]
+pub struct Phases {
+    pub warm_up: Option<Phase>,
+    pub measured: Phase,
+}
+
+impl Phases {
+    pub fn new(config: &Config, warm_up: Duration, duration: Option<Duration>) -> Self {
+        let warm = (!warm_up.is_zero()).then(|| Phase {
+            config: warm_up_config(config),
+            duration: Some(warm_up),
+            warm_up: true,
+        });
+        let measured = Phase {
+            config: *config,
+            duration,
+            warm_up: false,
+        };
+        Self {
+            warm_up: warm,
+            measured,
+        }
+    }
+
+    /// The session configured first.
+    pub fn first(&self) -> &Phase {
+        self.warm_up.as_ref().unwrap_or(&self.measured)
+    }
+}
+
+/// The warm-up session's settings: those of the run, without thresholds
+/// (a latency there is not a result, so it must not stop the run) and
+/// without `tracing_off`.
+fn warm_up_config(config: &Config) -> Config {
+    Config {
+        threshold_ns: [0; uapi::NR_STAGES],
+        flags: config.flags & !uapi::CFG_TRACING_OFF,
+        ..*config
+    }
+}
+
+/// What a measuring command will do.
+pub struct Plan {
+    /// Device node.
+    pub device: PathBuf,
+    /// The stages measured, in order: irq, then thread, then user.
+    pub stages: Vec<Stage>,
+    /// The last stage measured, the one cyclictest's line shows.
+    pub main_stage: Stage,
+    /// The user stage: a user thread per CPU blocks in the device.
+    pub user: bool,
+    /// The sessions and their settings.
+    pub phases: Phases,
+    /// Period in µs.
+    pub period_us: u64,
+    /// SCHED_FIFO priority of the measuring threads.
+    pub priority: u32,
+    /// The thresholds, as given.
+    pub thresholds: Vec<Threshold>,
+    /// Call `tracing_off()` when a threshold is exceeded.
+    pub tracing_off: bool,
+    /// Hold /dev/cpu_dma_latency at this many µs during the run.
+    pub dma_latency: Option<i32>,
+    /// No live output.
+    pub quiet: bool,
+    /// Unit of the text output.
+    pub unit: Unit,
+    /// Where to write the JSON report.
+    pub json: Option<PathBuf>,
+    /// Where to write the SVG plot.
+    pub svg: Option<PathBuf>,
+}
+
+impl Plan {
+    /// Checks the options `c` against the `online` CPUs (`online_list` as the
+    /// system writes it) and builds the plan.
+    pub fn new(c: &Common, online: &[u32], online_list: &str) -> Result<Self, String> {
+        let cpus = match &c.cpus {
+            Some(list) => sysinfo::parse_cpu_list(list)?,
+            None => online.to_vec(),
+        };
+        if cpus.is_empty() {
+            return Err("no CPU to measure on".into());
+        }
+        for cpu in &cpus {
+            if !online.contains(cpu) {
+                return Err(format!("CPU {cpu} is not online (online: {online_list})"));
+            }
+            if *cpu as usize >= uapi::MAX_CPUS {
+                return Err(format!(
+                    "CPU {cpu} is beyond the {} CPUs rtlat supports",
+                    uapi::MAX_CPUS
+                ));
+            }
+        }
+        let mut stages = vec![Stage::Irq];
+        for s in &c.stages {
+            let i = cli::parse_stage(s)?;
+            if !stages.contains(&i) {
+                stages.push(i);
+            }
+        }
+        let user = c.user || stages.contains(&Stage::User);
+        if user && !stages.contains(&Stage::Thread) {
+            return Err("the user stage needs the thread stage (--stages irq,thread,user)".into());
+        }
+        if user && !stages.contains(&Stage::User) {
+            stages.push(Stage::User);
+        }
+        stages.sort_unstable();
+        let main_stage = *stages.last().unwrap_or(&Stage::Irq);
+        for t in &c.thresholds {
+            if t.stage == Stage::User && !user {
+                return Err("a user threshold needs --user".into());
+            }
+            if t.stage == Stage::Thread && !stages.contains(&Stage::Thread) {
+                return Err("a thread threshold needs the thread stage".into());
+            }
+        }
+
+        let mut config = Config {
+            period_ns: c.period * 1000,
+            priority: c.priority,
+            ring_records: c.ring,
+            ..Default::default()
+        };
+        // Without --cpus the device picks its channels (every online CPU for
+        // /dev/rtlat, the device itself for /dev/rtedu<N>): the status says which.
+        if c.cpus.is_some() {
+            for &cpu in &cpus {
+                config.cpus[cpu as usize / 64] |= 1 << (cpu % 64);
+            }
+        }
+        config.stages = stages.iter().map(|s| s.bit()).sum();
+        for t in &c.thresholds {
+            config.threshold_ns[t.stage] = t.ns;
+        }
+        if c.tracing_off {
+            config.flags |= uapi::CFG_TRACING_OFF;
+        }
+        config
+            .validate()
+            .map_err(|e| format!("invalid settings: {e:?}"))?;
+
+        Ok(Self {
+            device: c.device.clone(),
+            main_stage,
+            user,
+            phases: Phases::new(&config, c.warm_up, c.duration),
+            stages,
+            period_us: c.period,
+            priority: c.priority,
+            thresholds: c.thresholds.clone(),
+            tracing_off: c.tracing_off,
+            dma_latency: c.dma_latency,
+            quiet: c.quiet,
+            unit: Unit { ns: c.ns },
+            json: c.json.clone(),
+            svg: c.svg.clone(),
+        })
+    }
+
+    /// The stages whose statistics are collected at the end: those measured,
+    /// and the response time with the user stage.
+    pub fn reported_stages(&self) -> Vec<Stage> {
+        let mut all = self.stages.clone();
+        if self.user {
+            all.push(Stage::Response);
+        }
+        all
+    }
+
+    /// The report's account of what was asked; `cpus` are those the
+    /// device sampled.
+    pub fn settings(&self, cpus: &[u32]) -> report::Settings {
+        report::Settings {
+            period_us: self.period_us as f64,
+            cpus: cpus.to_vec(),
+            stages: self.stages.iter().map(|s| s.name().to_string()).collect(),
+            priority: self.priority,
+            thresholds_us: self
+                .thresholds
+                .iter()
+                .map(|t| (t.stage.name().to_string(), t.ns as f64 / 1000.0))
+                .collect(),
+            duration_s: self.phases.measured.duration.map(|d| d.as_secs_f64()),
+            warm_up_s: self
+                .phases
+                .warm_up
+                .as_ref()
+                .and_then(|w| w.duration)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            user_threads: self.user,
+            dma_latency_us: self.dma_latency,
+            tracing_off: self.tracing_off,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Cmd};
+
+    fn armed() -> Config {
+        let mut c = Config {
+            period_ns: 200_000,
+            priority: 90,
+            ring_records: 1024,
+            stages: Stage::Irq.bit() | Stage::Thread.bit() | Stage::User.bit(),
+            flags: uapi::CFG_TRACING_OFF,
+            ..Default::default()
+        };
+        c.cpus[0] = 0b101;
+        c.threshold_ns[Stage::Thread] = 50_000;
+        c.threshold_ns[Stage::User] = 80_000;
+        c
+    }
+
+    #[test]
+    fn without_warm_up_one_measured_session() {
+        let d = Some(Duration::from_secs(10));
+        let phases = Phases::new(&armed(), Duration::ZERO, d);
+        assert!(phases.warm_up.is_none());
+        assert_eq!(
+            phases.measured,
+            Phase {
+                config: armed(),
+                duration: d,
+                warm_up: false
+            }
+        );
+        assert_eq!(phases.first(), &phases.measured);
+    }
+
+    #[test]
+    fn warm_up_is_a_session_of_its_own_without_thresholds() {
+        let d = Some(Duration::from_secs(10));
+        let phases = Phases::new(&armed(), Duration::from_secs(3), d);
+        assert_eq!(phases.first(), phases.warm_up.as_ref().unwrap());
+        let Phases { warm_up, measured } = phases;
+        let warm = warm_up.expect("a warm-up session");
+        assert!(warm.warm_up);
+        assert_eq!(warm.duration, Some(Duration::from_secs(3)));
+        // Nothing armed: no threshold, no tracing_off ...
+        assert_eq!(warm.config.threshold_ns, [0; uapi::NR_STAGES]);
+        assert_eq!(warm.config.flags & uapi::CFG_TRACING_OFF, 0);
+        assert_eq!(warm.config.validate(), Ok(()));
+        // ... and otherwise what is measured.
+        let a = armed();
+        assert_eq!(
+            Config {
+                threshold_ns: a.threshold_ns,
+                flags: a.flags,
+                ..warm.config
+            },
+            a
+        );
+        // The measured session: the settings as asked, for the whole --duration.
+        assert_eq!(
+            measured,
+            Phase {
+                config: a,
+                duration: d,
+                warm_up: false
+            }
+        );
+    }
+
+    /// The plan of `rtlat run ARGS` on a system with CPUs 0-3 online.
+    fn plan(args: &str) -> Result<Plan, String> {
+        let argv = ["rtlat", "run"].into_iter().chain(args.split_whitespace());
+        let Cmd::Run(c) = Cli::try_parse_from(argv).map_err(|e| e.to_string())?.cmd else {
+            unreachable!()
+        };
+        Plan::new(&c, &[0, 1, 2, 3], "0-3")
+    }
+
+    #[test]
+    fn stages_and_settings_from_the_options() {
+        let p = plan("--cpus 1,3 --user -p 200 -P 90 -T thread=50 -T user=80 --tracing-off --ring 1024 --warm-up 2")
+            .unwrap();
+        assert_eq!(p.stages, [Stage::Irq, Stage::Thread, Stage::User]);
+        assert_eq!(p.main_stage, Stage::User);
+        assert!(p.user);
+        assert_eq!(
+            p.reported_stages(),
+            [Stage::Irq, Stage::Thread, Stage::User, Stage::Response]
+        );
+        let mut want = armed();
+        want.cpus[0] = 0b1010;
+        assert_eq!(p.phases.measured.config, want);
+        assert_eq!(p.phases.measured.duration, None);
+        assert!(p.phases.warm_up.is_some());
+        let s = p.settings(&[1, 3]);
+        assert_eq!(s.thresholds_us["user"], 80.0);
+        assert_eq!(s.warm_up_s, 2.0);
+
+        // Without --cpus, the device picks the CPUs; irq alone is irq-only.
+        let p = plan("--stages irq").unwrap();
+        assert_eq!(p.stages, [Stage::Irq]);
+        assert_eq!(p.main_stage, Stage::Irq);
+        assert_eq!(p.phases.measured.config.cpus, [0; uapi::CPU_WORDS]);
+        assert!(p.phases.warm_up.is_none());
+    }
+
+    #[test]
+    fn refused_plans() {
+        let err = |args| plan(args).err().unwrap_or_default();
+        assert_eq!(err("--cpus 7"), "CPU 7 is not online (online: 0-3)");
+        assert_eq!(err("--cpus 3-1"), "bad CPU range '3-1'");
+        assert_eq!(err("--cpus ,"), "no CPU to measure on");
+        assert_eq!(
+            err("--stages foo"),
+            "unknown stage 'foo' (irq, thread, user)"
+        );
+        assert_eq!(
+            err("--stages irq --user"),
+            "the user stage needs the thread stage (--stages irq,thread,user)"
+        );
+        assert_eq!(err("-T user=5"), "a user threshold needs --user");
+        assert_eq!(
+            err("--stages irq -T thread=5"),
+            "a thread threshold needs the thread stage"
+        );
+        assert_eq!(err("--ring 3"), "invalid settings: Invalid");
+    }
+}
