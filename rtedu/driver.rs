@@ -102,7 +102,9 @@ kernel::pci_device_table!(
 );
 
 /// Driver data of a bound device. Fields drop in order: the device file
-/// first, then the interrupt, then the vectors.
+/// first, then the interrupt, then the vectors. `irq` must stay declared
+/// before `vectors`: the interrupt is freed (`free_irq`) before its vectors
+/// (`pci_free_irq_vectors`).
 #[pin_data(PinnedDrop)]
 pub(crate) struct RteduData<'bound> {
     #[pin]
@@ -263,10 +265,15 @@ impl pci::Driver for RteduDriver {
                 vectors,
                 irq <- {
                     // SAFETY: `vectors` was written just above into the
-                    // driver data, which is pinned until it is dropped; it
-                    // is dropped after `irq` (declared before it; and on a
-                    // failed initialisation in reverse order), so it
-                    // outlives the registration that borrows it.
+                    // driver data, which stays pinned until it is dropped.
+                    // The `'bound` the kernel's API asks for is what would
+                    // make the compiler check that the interrupt is freed
+                    // before its vectors; here the field order does: `irq`
+                    // is declared before `vectors` (dropped first), and a
+                    // failed initialisation drops in reverse order of
+                    // initialisation (`irq` before `vectors` again). The
+                    // reference itself is not kept: the request holds only
+                    // the interrupt number.
                     let vectors: &'bound pci::IrqVectorRegistration<'bound> =
                         unsafe { &(*this.as_ptr()).vectors };
                     // SAFETY: The driver data is never leaked.

@@ -9,7 +9,7 @@
 //! types:
 //!
 //! - [`HardIrq`] is handed to hard-IRQ callbacks by the entry points of this
-//!   layer ([`hard_timer!`](crate::hard_timer), [`crate::rtrs::irq`]); it
+//!   layer ([`hard_timer!`](crate::hard_timer), `rtrs::irq`); it
 //!   proves that interrupts are off and the CPU is pinned, so it unlocks
 //!   per-CPU access ([`crate::rtrs::percpu`]) and lends [`IrqsOff`] to raw
 //!   spinlocks.
@@ -31,7 +31,7 @@ use super::ffi;
 /// the code is not preemptible and stays on its CPU.
 ///
 /// Only ever handed out as `&HardIrq`, for the duration of a callback (by
-/// [`hard_timer!`](crate::hard_timer) and [`crate::rtrs::irq`]); it cannot be
+/// [`hard_timer!`](crate::hard_timer) and `rtrs::irq`); it cannot be
 /// kept past it, sent to another thread (`NotThreadSafe`) or made without
 /// `unsafe` ([`Self::assume_hardirq`]). It lends [`IrqsOff`], which raw
 /// spinlocks accept, and nothing a sleeping lock accepts.
@@ -105,17 +105,24 @@ impl IrqsOff {
     }
 }
 
-/// Proof that the holder runs in task context and may sleep: preemptible,
-/// interrupts enabled, no raw spinlock held.
+/// Proof that the holder was entered in task context where it may sleep:
+/// preemptible, interrupts enabled, no raw spinlock held.
 ///
 /// Handed out as `&Sleepable` by the task-context entry points of the layer
-/// (kernel threads, IRQ threads) and minted once by each module's own entry
-/// points (module init and exit, file operations, probe and remove) with
-/// [`Self::assume_sleepable`]; not `Send`, not kept past the call.
+/// (kernel threads, IRQ threads, hotplug callbacks) and minted once by each
+/// module's own entry points (module init and exit, file operations, probe
+/// and unbind) with [`Self::assume_sleepable`]; not `Send`, not kept past
+/// the call.
+///
+/// What the type does not cover: code holding the token can still enter an
+/// atomic section (a raw spinlock, a preemption or migration guard) and call
+/// something that takes `&Sleepable` there. That is caught at run time by
+/// `CONFIG_DEBUG_ATOMIC_SLEEP` and lockdep, under which the suite runs.
 ///
 /// # Invariants
 ///
-/// While a `&Sleepable` is alive, the current task may sleep.
+/// The entry point that lent a `&Sleepable` runs in a context that may
+/// sleep.
 pub(crate) struct Sleepable(NotThreadSafe);
 
 impl Sleepable {
@@ -124,10 +131,11 @@ impl Sleepable {
     ///
     /// # Safety
     ///
-    /// For the whole of `'a`, the caller runs in task context where sleeping
-    /// is allowed, and does not enter an atomic section (raw spinlock,
-    /// preemption or interrupts disabled) while the token is borrowed.
+    /// The caller is an entry point that runs in task context where sleeping
+    /// is allowed (not in an atomic section: raw spinlock, preemption or
+    /// interrupts disabled), for the whole of `'a`.
     #[inline]
+    #[track_caller]
     pub(crate) unsafe fn assume_sleepable<'a>() -> &'a Sleepable {
         const SLEEPABLE: &Sleepable = &Sleepable(NotThreadSafe);
         kernel::task::might_sleep();

@@ -29,7 +29,8 @@ use super::{
 /// What to do when CPUs come and go.
 pub(crate) trait CpuHotplug {
     /// `cpu` is going offline. Runs on `cpu`, in the hotplug thread (task
-    /// context, may sleep: `ctx`).
+    /// context, may sleep: `ctx`), with the hotplug lock held for writing:
+    /// it must not take a [`HotplugReadGuard`] (that would deadlock).
     fn offline(ctx: &Sleepable, cpu: u32);
 }
 

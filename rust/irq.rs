@@ -14,9 +14,11 @@
 //! a shared INTx line is refused when its handlers disagree about
 //! `IRQF_ONESHOT`, and force-threaded handlers on the line have it.)
 //!
-//! [`ThreadedIrq`] is the kernel crate's `irq::ThreadedRegistration`,
-//! requested with `IRQF_ONESHOT`, for an [`IrqHandler`] behind [`RtIrq`],
-//! which lends each half its context token:
+//! [`ThreadedIrq`] holds the kernel crate's `irq::ThreadedRegistration`,
+//! requested with `IRQF_ONESHOT`, for an [`IrqHandler`] behind `RtIrq`,
+//! which lends each half its context token (and which only the interrupt
+//! core can call: the registration and the adapter are private here, so no
+//! other code can make a token by calling a half itself):
 //!
 //! - [`IrqHandler::hard`] receives a [`HardIrq`] token, so it can only use
 //!   what is allowed there: raw spinlocks, atomics, MMIO. It must be short
@@ -126,29 +128,26 @@ impl IrqThread {
 ///
 /// # Invariants
 ///
-/// Only ever registered by [`request`], with `IRQF_ONESHOT`: the primary
-/// handler runs in hard-IRQ context, also on PREEMPT_RT.
-pub(crate) struct RtIrq<T>(T);
-
-impl<T> RtIrq<T> {
-    /// The handler.
-    pub(crate) fn handler(&self) -> &T {
-        &self.0
-    }
-}
+/// Private to this module and only ever registered by [`request`], with
+/// `IRQF_ONESHOT`, inside a [`ThreadedIrq`] that does not hand it out: its
+/// methods are called by the interrupt core only, `handle` as the primary
+/// handler in hard-IRQ context (also on PREEMPT_RT), `handle_threaded` in
+/// the IRQ thread.
+struct RtIrq<T>(T);
 
 impl<T: IrqHandler> ThreadedHandler for RtIrq<T> {
     fn handle(&self) -> ThreadedIrqReturn {
-        // SAFETY: The primary handler of an `IRQF_ONESHOT` interrupt (type
-        // invariant) is not force-threaded: it runs in hard-IRQ context for
-        // the whole call, and the token is only borrowed by it.
+        // SAFETY: Only the interrupt core calls this (type invariant), as
+        // the primary handler of an `IRQF_ONESHOT` interrupt, which is not
+        // force-threaded: it runs in hard-IRQ context for the whole call,
+        // and the token is only borrowed by it.
         let irq = unsafe { HardIrq::assume_hardirq() };
         self.0.hard(irq)
     }
 
     fn handle_threaded(&self) -> IrqReturn {
-        // SAFETY: The thread handler runs in the IRQ thread: task context,
-        // may sleep, for the whole call.
+        // SAFETY: Only the interrupt core calls this (type invariant), in
+        // the IRQ thread: task context, may sleep, for the whole call.
         let ctx = unsafe { Sleepable::assume_sleepable() };
         self.0.irq_thread().apply(ctx);
         self.0.thread(ctx)
@@ -157,7 +156,18 @@ impl<T: IrqHandler> ThreadedHandler for RtIrq<T> {
 
 /// A registered pair of interrupt handlers for `'bound`; dropping it frees
 /// the interrupt, after waiting for running handlers.
-pub(crate) type ThreadedIrq<'bound, T> = ThreadedRegistration<'bound, RtIrq<T>>;
+#[pin_data]
+pub(crate) struct ThreadedIrq<'bound, T: IrqHandler> {
+    #[pin]
+    reg: ThreadedRegistration<'bound, RtIrq<T>>,
+}
+
+impl<T: IrqHandler> ThreadedIrq<'_, T> {
+    /// The handler.
+    pub(crate) fn handler(&self) -> &T {
+        &self.reg.handler().0
+    }
+}
 
 /// Requests `request` for `handler`, with `IRQF_ONESHOT` (the primary
 /// handler stays in hard-IRQ context on PREEMPT_RT). `shared`: the line may
@@ -178,6 +188,12 @@ pub(crate) unsafe fn request<'bound, T: IrqHandler + 'bound>(
     } else {
         Flags::ONESHOT
     };
-    // SAFETY: Not leaked (the caller); INVARIANT: `IRQF_ONESHOT`.
-    unsafe { ThreadedRegistration::new(request, flags, name, Ok::<_, Error>(RtIrq(handler))) }
+    try_pin_init!(ThreadedIrq {
+        // SAFETY: Not leaked (the caller).
+        // INVARIANT: `IRQF_ONESHOT`, and `ThreadedIrq` keeps the registration
+        // to itself.
+        reg <- unsafe {
+            ThreadedRegistration::new(request, flags, name, Ok::<_, Error>(RtIrq(handler)))
+        },
+    }? Error)
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // EXPECT: error[E0133]
+// MESSAGE: call to unsafe function `Sleepable::assume_sleepable` is unsafe
+// CONTROL: s/let ctx = Sleepable::assume_sleepable();/let ctx = unsafe { Sleepable::assume_sleepable() };/
 //! Forging a `Sleepable` token in a hard-IRQ callback needs `unsafe`.
 
 use kernel::{

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // EXPECT: error[E0308]
+// MESSAGE: expected `&Sleepable`, found `&HardIrq`
+// CONTROL: s/this.out.notify_readers(irq);/let _ = (irq, \&this.out);/
 //! Waking a session's readers takes the wait queue's lock, which sleeps on
 //! PREEMPT_RT: `Output::notify_readers` wants a `Sleepable` token, and the
 //! `HardIrq` token a hard-IRQ callback holds is not one.

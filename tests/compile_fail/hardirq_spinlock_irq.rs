@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // EXPECT: error[E0308]
+// MESSAGE: expected `&LocalInterruptDisabled`, found `&IrqsOff`
+// CONTROL: s/\*this.count.lock_with(irq.irqs_off()) += 1;/*this.count.lock() += 1; let _ = irq.irqs_off();/
 //! A `SpinLockIrq` is an rt_mutex on PREEMPT_RT: it must not be taken in
 //! hard-IRQ context. The `HardIrq` token lends `IrqsOff`, which raw
 //! spinlocks take, not the kernel's `LocalInterruptDisabled`, which

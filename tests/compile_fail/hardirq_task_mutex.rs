@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // EXPECT: error[E0061]
+// MESSAGE: this method takes 1 argument but 0 arguments were supplied
+// CONTROL: s/\*this.m.lock() += 1;/let _ = \&this.m;/
 //! A hard-IRQ timer callback may not take a sleeping lock: `TaskMutex::lock`
 //! needs a `Sleepable` token, which hard-IRQ callbacks do not get.
 

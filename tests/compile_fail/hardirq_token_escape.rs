@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // EXPECT: error[E0521]
+// MESSAGE: borrowed data escapes outside of
+// CONTROL: s/keep_for_later(irq);/let _ = irq;/
 //! The `HardIrq` token is lent for the callback's duration only: it cannot
 //! be kept for later, when the interrupt is over.
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // EXPECT: error[E0277]
+// MESSAGE: `*mut ()` cannot be shared between threads safely
+// CONTROL: s/to_another_thread(irq);/to_another_thread(irq.cpu());/
 //! The `HardIrq` token is only true on the CPU and in the interrupt that
 //! lent it: it cannot be handed to another thread (`NotThreadSafe`).
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // EXPECT: error[E0277]
+// MESSAGE: the trait bound `RelativeMode<Monotonic>: HardMode` is not satisfied
+// CONTROL: s/RelativeMode}/RelativeHardMode}/; s/mode: RelativeMode</mode: RelativeHardMode</
 //! `hard_timer!` refuses a mode whose callback would run in the softirq
 //! thread on PREEMPT_RT: the `HardIrq` token would be a lie.
 
