@@ -7,15 +7,6 @@
 
 use kernel::prelude::*;
 
-#[path = "@RTRS_ROOT@/rust/rtrs.rs"]
-mod rtrs;
-
-module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL", }
-struct M;
-impl kernel::Module for M {
-    fn init(_m: &'static ThisModule) -> Result<Self> { Ok(M) }
-}
-
 mod forged {
     use super::rtrs::context::HardIrq;
 

@@ -11,16 +11,7 @@ use kernel::{
     time::{hrtimer::{HrTimer, HrTimerCallbackContext, HrTimerRestart, RelativeHardMode}, Monotonic},
 };
 
-#[path = "@RTRS_ROOT@/rust/rtrs.rs"]
-mod rtrs;
-
 use rtrs::context::{HardIrq, HardTimerCallback};
-
-module! { type: M, name: "cf", authors: ["rtrs"], description: "compile-fail", license: "GPL", }
-struct M;
-impl kernel::Module for M {
-    fn init(_m: &'static ThisModule) -> Result<Self> { Ok(M) }
-}
 
 fn to_another_thread<P: Send>(_p: P) {}
 
