@@ -3,8 +3,9 @@
 #
 # The rtlat command-line tool in the guest: each mode runs, the JSON report
 # is valid and consistent with the module's statistics, the SVG is produced
-# and well-formed, a forced threshold exits 2, a missing module exits 1 with
-# a message saying how to load it; --warm-up reports only the measured part.
+# and well-formed, a forced threshold exits 3, a failed gate 4, a refused
+# command line 2, a missing module exits 1 with a message saying how to load
+# it; --warm-up reports only the measured part.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -44,7 +45,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 18
+ktap_set_plan 26
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -57,15 +58,29 @@ else
 	ktap_test_fail "missing module: exit 1 with advice"
 fi
 
-# Exit status 2 is a threshold trip: a refused command line is an error (1).
-rtlat run --period 10 >"$tmp/out" 2>&1
-rc=$?
-if [ $rc = 1 ] && grep -q "not in 50" "$tmp/out"; then
-	ktap_test_pass "bad argument: exit 1 with the reason"
-else
-	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
-	ktap_test_fail "bad argument: exit 1 with the reason"
-fi
+# Pass test $1 if the command that follows exits $2 and prints (stdout and
+# stderr) a line matching the extended regular expression $3.
+exits()
+{
+	desc=$1 want=$2 re=$3
+	shift 3
+	"$@" >"$tmp/out" 2>&1
+	rc=$?
+	if [ $rc = "$want" ] && grep -qE -- "$re" "$tmp/out"; then
+		ktap_test_pass "$desc"
+	else
+		ktap_print_msg "exit $rc: $(head -5 "$tmp/out")"
+		ktap_test_fail "$desc"
+	fi
+}
+
+# A refused command line is a usage error, 2; a threshold trip is 3.
+exits "bad argument: exit 2 with the reason" 2 "not a whole number of" rtlat run --period 10us
+# Typed by reflex from cyclictest: -p 95 (a priority), -h 100 (a histogram).
+exits "-p below 100: exit 2, the hint names -P" 2 "-P/--priority 95" rtlat run -p 95 -d 1s
+exits "-h VALUE: exit 2, naming --help and hist" 2 "'-h 100'.*--help.*rtlat hist" rtlat run -h 100 -d 1s
+exits "bad --fail-if: exit 2 naming the bad part" 2 "unknown stage 'thred'" \
+	rtlat run --fail-if 'thred.max>1us' -d 1s
 
 insmod "$mod"
 rtlat run --duration 2s -q --json "$tmp/run.json" --svg "$tmp/run.svg" >"$tmp/out" 2>&1
@@ -130,12 +145,36 @@ fi
 rtlat run --duration 20s --threshold thread=1 -q --json "$tmp/trip.json" >"$tmp/out" 2>&1
 rc=$?
 ktap_print_msg "$(grep threshold "$tmp/out")"
-check "threshold exceeded: exit 2" [ $rc = 2 ]
+check "threshold exceeded: exit 3" [ $rc = 3 ]
 check "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
 
 rtlat run --user --period 5000 --duration 20s --threshold user=1 -q >"$tmp/out" 2>&1
 rc=$?
-check "user threshold exceeded: exit 2" [ $rc = 2 ]
+check "user threshold exceeded: exit 3" [ $rc = 3 ]
+
+# Run-to-end gates: evaluated once on the final statistics, after the whole
+# --duration. Every activation is later than 1 ns: the gate fails, exit 4;
+# none is 1 s late: it passes, exit 0. The JSON records each gate.
+start=$(cut -d' ' -f1 /proc/uptime)
+rtlat run --duration 3s -q --fail-if 'thread.max>1ns' --fail-if 'irq.p99.99>1000ms' \
+	--max-missed 1000000000 --json "$tmp/gate.json" >"$tmp/out" 2>&1
+rc=$?
+took=$(awk -v s="$start" '{ printf "%d", $1 - s }' /proc/uptime)
+ktap_print_msg "$(grep 'rtlat: gate' "$tmp/out" | tr '\n' ';')"
+if [ $rc = 4 ] && [ "$took" -ge 3 ] && grep -q '"reason": "duration"' "$tmp/gate.json" &&
+	grep -q 'gate thread.max>1ns: FAILED' "$tmp/out" && grep -q 'gate irq.p99.99>1000ms: passed' "$tmp/out" &&
+	grep -q '"exit_code": 4' "$tmp/gate.json" && grep -q '"expr": "missed>1000000000"' "$tmp/gate.json" &&
+	rtlat check-json "$tmp/gate.json" >"$tmp/chk" 2>&1; then
+	ktap_test_pass "gate failed: exit 4 after the whole run, recorded in the JSON"
+else
+	ktap_print_msg "exit $rc after $took s: $(cat "$tmp/out" "$tmp/chk" 2>/dev/null | tail -5)"
+	ktap_test_fail "gate failed: exit 4 after the whole run, recorded in the JSON"
+fi
+exits "gates passed: exit 0" 0 "gate thread.p99>1000ms: passed" \
+	rtlat run --duration 1s -q --fail-if 'thread.p99>1000ms' --max-dropped 1000000000
+# Missed periods never pass silently: with --max-missed they are printed.
+exits "--max-missed: the missed periods printed" 0 "^rtlat: [0-9]+ missed periods, [0-9]+ dropped records" \
+	rtlat run --duration 1s -q --max-missed 1000000000
 
 rtlat run --duration 1s --cpus 999 -q >"$tmp/out" 2>&1
 rc=$?

@@ -11,6 +11,7 @@ use rtcore::{
 };
 
 use crate::{
+    cli,
     device::{Device, StageStats},
     plan::Plan,
     report::{self, Report},
@@ -47,6 +48,18 @@ fn stage_report(x: &StageStats) -> report::StageReport {
         max_time_ns: st.max_time,
         percentiles_ns: pct,
         histogram: report::Histogram::from_buckets(b),
+    }
+}
+
+/// The exit status a report gives: a threshold trip (the run stopped
+/// early) before a failed gate.
+pub fn exit_status(r: &Report) -> u8 {
+    if r.stop.trip.is_some() {
+        cli::EXIT_THRESHOLD
+    } else if r.gates.iter().any(|g| !g.passed) {
+        cli::EXIT_GATE
+    } else {
+        cli::EXIT_OK
     }
 }
 
@@ -102,6 +115,17 @@ pub fn collect<'a>(
                 seq: status.trip_seq,
             }
         });
+    let per_cpu: Vec<(u32, u64, u64)> = cpu_reports
+        .iter()
+        .map(|c| (c.cpu, c.missed, c.dropped))
+        .collect();
+    let totals = report::Totals {
+        produced: status.produced,
+        delivered: status.delivered,
+        dropped: status.dropped,
+        missed: status.missed,
+    };
+    let gates = plan.gates.evaluate(&stats, &per_cpu, &totals);
     let report = Report {
         schema: report::SCHEMA.into(),
         schema_version: report::SCHEMA_VERSION,
@@ -124,13 +148,11 @@ pub fn collect<'a>(
             },
             trip,
         },
-        totals: report::Totals {
-            produced: status.produced,
-            delivered: status.delivered,
-            dropped: status.dropped,
-            missed: status.missed,
-        },
+        totals,
         cpus: cpu_reports,
+        gates,
+        // Known once the report is complete: see `exit_status`.
+        exit_code: None,
     };
     Ok(Outcome {
         plan,
@@ -138,4 +160,22 @@ pub fn collect<'a>(
         stats,
         stream,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threshold_before_gate() {
+        let mut r = report::tests::sample();
+        assert!(r.stop.trip.is_some() && !r.gates[0].passed);
+        assert_eq!(exit_status(&r), 3);
+        r.stop.trip = None;
+        assert_eq!(exit_status(&r), 4);
+        r.gates[0].passed = true;
+        assert_eq!(exit_status(&r), 0);
+        r.gates.clear();
+        assert_eq!(exit_status(&r), 0);
+    }
 }

@@ -14,7 +14,7 @@ use crate::{
     cli::Common,
     collect::{self, Outcome},
     device::Device,
-    files,
+    files, gate,
     mode::Mode,
     plan::Plan,
     sched,
@@ -71,25 +71,32 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         dev.configure(&plan.device, &phases.measured.config)?;
     }
     let ended = run.session(&phases.measured)?;
-    let outcome = collect::collect(&dev, &cpus, &plan, &info, ended)?;
+    let mut outcome = collect::collect(&dev, &cpus, &plan, &info, ended)?;
+    let code = collect::exit_status(&outcome.report);
+    outcome.report.exit_code = Some(code);
     files::write_json(&outcome)?;
     files::write_svg(&outcome, &info)?;
     let text = mode.on_end(&outcome);
-    Ok(finish(&outcome, text))
+    finish(&outcome, text);
+    Ok(ExitCode::from(code))
 }
 
-/// Prints the summary `text` and, if a threshold was exceeded, where; exit
-/// status 2 then.
-fn finish(o: &Outcome<'_>, text: String) -> ExitCode {
+/// Prints the summary `text`, where a threshold was exceeded, the missed
+/// periods and dropped records (never silent: on stderr), and the gates.
+fn finish(o: &Outcome<'_>, text: String) {
     print!("{text}");
-    match &o.report.stop.trip {
-        Some(t) => {
-            println!(
-                "rtlat: threshold exceeded on CPU {} ({} stage): {} ns at activation {}",
-                t.cpu, t.stage, t.value_ns, t.seq
-            );
-            ExitCode::from(2)
-        }
-        None => ExitCode::SUCCESS,
+    let r = &o.report;
+    if let Some(t) = &r.stop.trip {
+        println!(
+            "rtlat: threshold exceeded on CPU {} ({} stage): {} ns at activation {}",
+            t.cpu, t.stage, t.value_ns, t.seq
+        );
     }
+    if r.totals.missed > 0 || r.totals.dropped > 0 || o.plan.gates.any() {
+        eprintln!(
+            "rtlat: {} missed periods, {} dropped records",
+            r.totals.missed, r.totals.dropped
+        );
+    }
+    eprint!("{}", gate::summary(&r.gates, o.plan.unit.ns));
 }

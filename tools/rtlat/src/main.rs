@@ -12,6 +12,7 @@ mod cli;
 mod collect;
 mod device;
 mod files;
+mod gate;
 mod lifecycle;
 mod live;
 mod mode;
@@ -33,7 +34,13 @@ use cli::{Cli, Cmd};
 use mode::{Hist, Top};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let lossy: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
+    if let Err(e) = cli::refuse_reflexes(&lossy) {
+        eprintln!("rtlat: error: {e}");
+        return ExitCode::from(cli::EXIT_USAGE);
+    }
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -65,7 +72,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("rtlat: error: {e}");
-            ExitCode::from(1)
+            ExitCode::from(cli::EXIT_ERROR)
         }
     }
 }

@@ -12,6 +12,7 @@ use rtcore::uapi::{self, Config, Stage};
 
 use crate::{
     cli::{self, Common, Threshold},
+    gate::Gates,
     output::Unit,
     report, sysinfo,
 };
@@ -102,6 +103,8 @@ pub struct Plan {
     pub json: Option<PathBuf>,
     /// Where to write the SVG plot.
     pub svg: Option<PathBuf>,
+    /// The run-to-end gates, evaluated on the final statistics.
+    pub gates: Gates,
 }
 
 impl Plan {
@@ -151,6 +154,9 @@ impl Plan {
             }
         }
 
+        let gates = Gates::from_args(&c.ci);
+        gates.check(&stages, user)?;
+
         let mut config = Config {
             period_ns: c.period * 1000,
             priority: c.priority,
@@ -190,6 +196,7 @@ impl Plan {
             unit: Unit { ns: c.ns },
             json: c.json.clone(),
             svg: c.svg.clone(),
+            gates,
         })
     }
 
@@ -359,5 +366,13 @@ mod tests {
             "a thread threshold needs the thread stage"
         );
         assert_eq!(err("--ring 3"), "invalid settings: Invalid");
+        assert_eq!(
+            err("--fail-if response.p99>1ms"),
+            "--fail-if 'response.p99>1ms': the response stage is not measured (--user)"
+        );
+        assert_eq!(
+            err("--stages irq --fail-if thread.max>1ms"),
+            "--fail-if 'thread.max>1ms': the thread stage is not measured"
+        );
     }
 }

@@ -7,16 +7,21 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sysinfo::SysInfo;
+use crate::{gate::GateReport, sysinfo::SysInfo};
 
 /// Name of the schema.
 pub const SCHEMA: &str = "rtlat-run";
-/// Version of the schema; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the schema written; bumped when a member changes meaning or
+/// goes away, not when one is added (readers ignore members they do not
+/// know, at the top level and in `system`). Version 2 added `gates`,
+/// `exit_code`, `start_monotonic_ns`, `raw`, `housekeeping` and
+/// `system`'s reproduction metadata.
+pub const SCHEMA_VERSION: u32 = 2;
+/// The versions `check-json` and `compare` read.
+pub const SCHEMA_VERSIONS_READ: [u32; 2] = [1, 2];
 
-/// A whole run.
+/// A whole run. Members added after version 1 are optional when read.
 #[derive(Serialize, Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
 pub struct Report {
     pub schema: String,
     pub schema_version: u32,
@@ -30,6 +35,12 @@ pub struct Report {
     pub stop: Stop,
     pub totals: Totals,
     pub cpus: Vec<CpuReport>,
+    /// The run-to-end gates and their results (v2).
+    #[serde(default)]
+    pub gates: Vec<GateReport>,
+    /// The tool's exit status (v2).
+    #[serde(default)]
+    pub exit_code: Option<u8>,
 }
 
 /// Tool, module and UAPI versions.
@@ -271,6 +282,20 @@ pub(crate) mod tests {
                 dropped: 0,
                 stages,
             }],
+            gates: vec![GateReport {
+                expr: "thread.p99.99>20us".into(),
+                kind: "latency".into(),
+                limit: 20_000,
+                value: Some(31_000),
+                cpu: Some(0),
+                passed: false,
+                cpus: vec![crate::gate::GateValue {
+                    cpu: 0,
+                    value: Some(31_000),
+                    failed: true,
+                }],
+            }],
+            exit_code: Some(3),
         }
     }
 
@@ -289,9 +314,35 @@ pub(crate) mod tests {
         let mut bad = v.clone();
         bad["settings"]["priority"] = 0.into();
         assert!(!validator.is_valid(&bad));
-        bad = v;
-        bad["surprise"] = 1.into();
+        bad = v.clone();
+        bad["settings"]["surprise"] = 1.into();
         assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["gates"][0]["passed"] = "no".into();
+        assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["exit_code"] = 7.into();
+        assert!(!validator.is_valid(&bad));
+        // Members added later are allowed at the top level.
+        let mut later = v.clone();
+        later["surprise"] = 1.into();
+        assert!(validator.is_valid(&later));
+        // A version 1 report: without the members version 2 added.
+        let mut v1 = v;
+        v1["schema_version"] = 1.into();
+        for k in ["gates", "exit_code"] {
+            v1.as_object_mut().unwrap().remove(k);
+        }
+        assert!(
+            validator.is_valid(&v1),
+            "{:#?}",
+            validator
+                .iter_errors(&v1)
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+        );
+        let r: Report = serde_json::from_value(v1).unwrap();
+        assert!(r.gates.is_empty() && r.exit_code.is_none());
     }
 
     #[test]
