@@ -45,7 +45,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 26
+ktap_set_plan 28
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -172,6 +172,38 @@ else
 fi
 exits "gates passed: exit 0" 0 "gate thread.p99>1000ms: passed" \
 	rtlat run --duration 1s -q --fail-if 'thread.p99>1000ms' --max-dropped 1000000000
+# --raw: every record delivered, as it came. The JSON's totals say how many
+# the reader was given (delivered); the file holds each once, after its
+# header (a CSV header line, a 32-byte binary header).
+delivered()
+{
+	sed -n 's/^ *"delivered": \([0-9]*\),*$/\1/p' "$1" | head -1
+}
+rtlat run --duration 2s -q --raw "$tmp/raw.csv" --json "$tmp/raw.json" >"$tmp/out" 2>&1
+rc=$?
+n=$(delivered "$tmp/raw.json")
+lines=$(wc -l <"$tmp/raw.csv")
+ktap_print_msg "raw csv: $lines lines, $n records delivered"
+if [ $rc = 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$lines" = $((n + 1)) ] &&
+	head -1 "$tmp/raw.csv" | grep -qx 'cpu,seq,expected_ns,irq_ns,thread_ns,user_ns,response_ns,missed,flags' &&
+	grep -q "\"records\": $n," "$tmp/raw.json" && grep -q '"format": "csv"' "$tmp/raw.json"; then
+	ktap_test_pass "--raw csv: a header and every record delivered"
+else
+	ktap_print_msg "exit $rc: $(head -3 "$tmp/raw.csv" "$tmp/out")"
+	ktap_test_fail "--raw csv: a header and every record delivered"
+fi
+rtlat run --duration 2s -q --raw "$tmp/raw.bin" --raw-format bin --json "$tmp/rawb.json" >"$tmp/out" 2>&1
+rc=$?
+n=$(delivered "$tmp/rawb.json")
+size=$(wc -c <"$tmp/raw.bin")
+if [ $rc = 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$size" = $((32 + 64 * n)) ] &&
+	[ "$(head -c 8 "$tmp/raw.bin")" = RTLATRAW ] && grep -q '"format": "bin"' "$tmp/rawb.json"; then
+	ktap_test_pass "--raw-format bin: the header and every record delivered"
+else
+	ktap_print_msg "exit $rc: $size bytes for $n records: $(head -3 "$tmp/out")"
+	ktap_test_fail "--raw-format bin: the header and every record delivered"
+fi
+
 # Missed periods never pass silently: with --max-missed they are printed.
 exits "--max-missed: the missed periods printed" 0 "^rtlat: [0-9]+ missed periods, [0-9]+ dropped records" \
 	rtlat run --duration 1s -q --max-missed 1000000000

@@ -152,6 +152,13 @@ pub struct CiArgs {
     /// Fail the run (exit 4) if more than N records were dropped, all CPUs together.
     #[arg(long, value_name = "N")]
     pub max_dropped: Option<u64>,
+    /// Write every record of the measured session to FILE as it came (see --raw-format).
+    #[arg(long, value_name = "FILE")]
+    pub raw: Option<PathBuf>,
+    /// Format of --raw: csv (a header line with the fields, a line per record) or bin (a 32-byte
+    /// header and the UAPI records as read).
+    #[arg(long, value_enum, default_value_t = crate::raw::Format::Csv, requires = "raw")]
+    pub raw_format: crate::raw::Format,
 }
 
 /// The options of `rtlat hist`.

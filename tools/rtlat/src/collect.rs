@@ -54,7 +54,10 @@ fn stage_report(x: &StageStats) -> report::StageReport {
 /// The exit status a report gives: a threshold trip (the run stopped
 /// early) before a failed gate.
 pub fn exit_status(r: &Report) -> u8 {
-    if r.stop.trip.is_some() {
+    if r.raw.as_ref().is_some_and(|raw| raw.error.is_some()) {
+        // The records asked for are not all written.
+        cli::EXIT_ERROR
+    } else if r.stop.trip.is_some() {
         cli::EXIT_THRESHOLD
     } else if r.gates.iter().any(|g| !g.passed) {
         cli::EXIT_GATE
@@ -77,6 +80,7 @@ pub fn collect<'a>(
         stream,
         start_time,
         end_time,
+        raw,
     } = ended;
     let status = dev.status()?;
 
@@ -151,6 +155,7 @@ pub fn collect<'a>(
         totals,
         cpus: cpu_reports,
         gates,
+        raw,
         // Known once the report is complete: see `exit_status`.
         exit_code: None,
     };
@@ -177,5 +182,8 @@ mod tests {
         assert_eq!(exit_status(&r), 0);
         r.gates.clear();
         assert_eq!(exit_status(&r), 0);
+        let raw = r.raw.as_mut().unwrap();
+        raw.error = Some("raw.csv: No space left on device".into());
+        assert_eq!(exit_status(&r), 1);
     }
 }

@@ -17,6 +17,7 @@ use crate::{
     files, gate,
     mode::Mode,
     plan::Plan,
+    raw::RawWriter,
     sched,
     session::Run,
     signals, sysinfo,
@@ -32,6 +33,13 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         );
     }
     let plan = Plan::new(c, &sysinfo::online_cpus(), &info.online_cpus)?;
+
+    // The raw file exists before anything is measured, or the run is refused.
+    let raw = plan
+        .raw
+        .as_ref()
+        .map(|(path, format)| RawWriter::create(path, *format))
+        .transpose()?;
 
     // Only when asked: hold the CPU DMA latency (and report it either way).
     let _dma = plan
@@ -61,7 +69,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     };
     if let Some(w) = &phases.warm_up {
         // Its records were read and are dropped here, with its statistics.
-        match run.session(w)?.reason {
+        match run.session(w, None)?.reason {
             "duration" => {}
             "interrupted" => return Err("interrupted during the warm-up: nothing measured".into()),
             _ => return Err("the session stopped during the warm-up: nothing measured".into()),
@@ -70,7 +78,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         // statistics and ring counters, and the thresholds armed.
         dev.configure(&plan.device, &phases.measured.config)?;
     }
-    let ended = run.session(&phases.measured)?;
+    let ended = run.session(&phases.measured, raw)?;
     let mut outcome = collect::collect(&dev, &cpus, &plan, &info, ended)?;
     let code = collect::exit_status(&outcome.report);
     outcome.report.exit_code = Some(code);
@@ -99,4 +107,7 @@ fn finish(o: &Outcome<'_>, text: String) {
         );
     }
     eprint!("{}", gate::summary(&r.gates, o.plan.unit.ns));
+    if let Some(e) = r.raw.as_ref().and_then(|raw| raw.error.as_ref()) {
+        eprintln!("rtlat: error: raw records: {e}");
+    }
 }

@@ -19,6 +19,7 @@ mod mode;
 mod output;
 mod plan;
 mod plot;
+mod raw;
 mod report;
 mod sched;
 mod session;

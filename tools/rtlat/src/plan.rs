@@ -14,7 +14,7 @@ use crate::{
     cli::{self, Common, Threshold},
     gate::Gates,
     output::Unit,
-    report, sysinfo,
+    raw, report, sysinfo,
 };
 
 /// One session of a run on the device.
@@ -105,6 +105,8 @@ pub struct Plan {
     pub svg: Option<PathBuf>,
     /// The run-to-end gates, evaluated on the final statistics.
     pub gates: Gates,
+    /// Where to write every record of the measured session, and how.
+    pub raw: Option<(PathBuf, raw::Format)>,
 }
 
 impl Plan {
@@ -197,6 +199,7 @@ impl Plan {
             json: c.json.clone(),
             svg: c.svg.clone(),
             gates,
+            raw: c.ci.raw.clone().map(|p| (p, c.ci.raw_format)),
         })
     }
 

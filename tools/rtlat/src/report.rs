@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{gate::GateReport, sysinfo::SysInfo};
+use crate::{gate::GateReport, raw::RawReport, sysinfo::SysInfo};
 
 /// Name of the schema.
 pub const SCHEMA: &str = "rtlat-run";
@@ -41,6 +41,9 @@ pub struct Report {
     /// The tool's exit status (v2).
     #[serde(default)]
     pub exit_code: Option<u8>,
+    /// The `--raw` file (v2).
+    #[serde(default)]
+    pub raw: Option<RawReport>,
 }
 
 /// Tool, module and UAPI versions.
@@ -296,6 +299,12 @@ pub(crate) mod tests {
                 }],
             }],
             exit_code: Some(3),
+            raw: Some(RawReport {
+                file: "run.csv".into(),
+                format: "csv".into(),
+                records: 901,
+                error: None,
+            }),
         }
     }
 
@@ -323,6 +332,9 @@ pub(crate) mod tests {
         bad = v.clone();
         bad["exit_code"] = 7.into();
         assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["raw"]["format"] = "xml".into();
+        assert!(!validator.is_valid(&bad));
         // Members added later are allowed at the top level.
         let mut later = v.clone();
         later["surprise"] = 1.into();
@@ -330,7 +342,7 @@ pub(crate) mod tests {
         // A version 1 report: without the members version 2 added.
         let mut v1 = v;
         v1["schema_version"] = 1.into();
-        for k in ["gates", "exit_code"] {
+        for k in ["gates", "exit_code", "raw"] {
             v1.as_object_mut().unwrap().remove(k);
         }
         assert!(

@@ -21,6 +21,7 @@ use crate::{
     live::Interval,
     mode::Mode,
     plan::{Phase, Plan},
+    raw::{RawReport, RawWriter},
     sched, signals,
     stream::Stream,
     sysinfo,
@@ -43,6 +44,8 @@ pub struct Ended {
     /// Wall-clock start and end, seconds since the epoch.
     pub start_time: f64,
     pub end_time: f64,
+    /// The raw file, if one was written.
+    pub raw: Option<RawReport>,
 }
 
 fn now_epoch() -> f64 {
@@ -55,8 +58,9 @@ fn now_epoch() -> f64 {
 impl Run<'_> {
     /// Starts the configured session, streams its records (and runs the user
     /// threads) until `phase.duration`, Ctrl-C or a stop by the device,
-    /// stops it, and returns once every record was read.
-    pub fn session(&self, phase: &Phase) -> Result<Ended, String> {
+    /// stops it, and returns once every record was read; `raw` gets every
+    /// record as it came.
+    pub fn session(&self, phase: &Phase, raw: Option<RawWriter>) -> Result<Ended, String> {
         let (dev, plan, main_stage) = (self.dev, self.plan, self.plan.main_stage);
         let start_time = now_epoch();
         dev.start().map_err(|e| format!("start: {e}"))?;
@@ -77,14 +81,20 @@ impl Run<'_> {
         let reader = {
             let mut rdev = dev.try_clone().map_err(|e| format!("reader: {e}"))?;
             let stream = stream.clone();
+            let mut raw = raw;
             thread::spawn(move || {
                 let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
-                while let Ok(Some(recs)) = rdev.read_records(&mut buf) {
+                while let Ok(n @ 1..) = rdev.read_raw(&mut buf) {
+                    let recs = Device::decode_records(&buf[..n]);
+                    if let Some(w) = &mut raw {
+                        w.write(&buf[..n], &recs);
+                    }
                     let mut s = stream.lock().unwrap();
                     for r in &recs {
                         s.add(r, main_stage);
                     }
                 }
+                raw.map(RawWriter::finish)
             })
         };
         let stop_users = Arc::new(AtomicBool::new(false));
@@ -160,7 +170,9 @@ impl Run<'_> {
                 eprintln!("rtlat: user thread: {e}");
             }
         }
-        let _ = reader.join();
+        let raw = reader
+            .join()
+            .map_err(|_| "the reader thread panicked".to_string())?;
         let end_time = now_epoch();
         let stream = Arc::try_unwrap(stream)
             .map_err(|_| "the record stream is still in use".to_string())?
@@ -171,6 +183,7 @@ impl Run<'_> {
             stream,
             start_time,
             end_time,
+            raw,
         })
     }
 }
