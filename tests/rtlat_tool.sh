@@ -45,7 +45,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 28
+ktap_set_plan 30
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -202,6 +202,33 @@ if [ $rc = 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$size" = $((32 + 64 * n)) 
 else
 	ktap_print_msg "exit $rc: $size bytes for $n records: $(head -3 "$tmp/out")"
 	ktap_test_fail "--raw-format bin: the header and every record delivered"
+fi
+
+# Without a terminal: --interval prints a status line to stderr every
+# interval; SIGUSR1 prints the current summary to stderr and the run goes on
+# to its end (cyclictest's SIGUSR1).
+rtlat run --duration 4s --interval 1 -q >"$tmp/out" 2>"$tmp/err"
+rc=$?
+n=$(grep -cE '^rtlat: 00:00:0[0-9] .*\| thread C:[1-9][0-9]* .*\| missed [0-9]+ dropped [0-9]+$' "$tmp/err")
+ktap_print_msg "$(grep -m1 '^rtlat: 00' "$tmp/err")"
+if [ $rc = 0 ] && [ "$n" -ge 3 ] && [ "$n" -le 4 ]; then
+	ktap_test_pass "--interval: a status line every interval"
+else
+	ktap_print_msg "exit $rc, $n status lines: $(cat "$tmp/err")"
+	ktap_test_fail "--interval: a status line every interval"
+fi
+rtlat run --duration 4s -q --json "$tmp/usr1.json" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 2
+kill -USR1 $pid
+wait $pid
+rc=$?
+if [ $rc = 0 ] && grep -q '^T: 0 (' "$tmp/err" && grep -q '^# missed periods [0-9]*, dropped records' "$tmp/err" &&
+	grep -q '"reason": "duration"' "$tmp/usr1.json"; then
+	ktap_test_pass "SIGUSR1: the summary on stderr, the run goes on"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/err")"
+	ktap_test_fail "SIGUSR1: the summary on stderr, the run goes on"
 fi
 
 # Missed periods never pass silently: with --max-missed they are printed.

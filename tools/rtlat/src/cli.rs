@@ -152,6 +152,10 @@ pub struct CiArgs {
     /// Fail the run (exit 4) if more than N records were dropped, all CPUs together.
     #[arg(long, value_name = "N")]
     pub max_dropped: Option<u64>,
+    /// Print a status line to stderr every SECS (e.g. 60, 10s, 5m), for logs without a terminal;
+    /// replaces the live view. SIGUSR1 prints the current summary to stderr at any time.
+    #[arg(long, value_name = "SECS", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
     /// Write every record of the measured session to FILE as it came (see --raw-format).
     #[arg(long, value_name = "FILE")]
     pub raw: Option<PathBuf>,

@@ -107,6 +107,8 @@ pub struct Plan {
     pub gates: Gates,
     /// Where to write every record of the measured session, and how.
     pub raw: Option<(PathBuf, raw::Format)>,
+    /// Print a status line to stderr this often (instead of the live view).
+    pub interval: Option<Duration>,
 }
 
 impl Plan {
@@ -200,6 +202,7 @@ impl Plan {
             svg: c.svg.clone(),
             gates,
             raw: c.ci.raw.clone().map(|p| (p, c.ci.raw_format)),
+            interval: c.ci.interval,
         })
     }
 

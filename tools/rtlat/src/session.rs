@@ -122,9 +122,11 @@ impl Run<'_> {
             }
         }
 
-        let tty = std::io::stdout().is_terminal() && !plan.quiet;
+        // The live view on a terminal; status lines instead with --interval.
+        let tty = std::io::stdout().is_terminal() && !plan.quiet && plan.interval.is_none();
         let mut printed_lines = 0usize;
         let mut last_print = Instant::now() - Duration::from_secs(1);
+        let mut last_status = Instant::now();
         let reason;
         loop {
             thread::sleep(Duration::from_millis(100));
@@ -145,6 +147,18 @@ impl Run<'_> {
             if phase.duration.is_some_and(|d| elapsed >= d) {
                 reason = "duration";
                 break;
+            }
+            if signals::status_requested() {
+                // SIGUSR1, as cyclictest: the current summary on stderr.
+                let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
+                eprint!("{}", now.summary(&st));
+                // The live view starts below it.
+                printed_lines = 0;
+            }
+            if plan.interval.is_some_and(|i| last_status.elapsed() >= i) {
+                last_status = Instant::now();
+                let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
+                eprintln!("{}", now.status_line(&st));
             }
             if tty && last_print.elapsed() >= Duration::from_secs(1) {
                 last_print = Instant::now();
