@@ -45,7 +45,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 30
+ktap_set_plan 32
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -229,6 +229,30 @@ if [ $rc = 0 ] && grep -q '^T: 0 (' "$tmp/err" && grep -q '^# missed periods [0-
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/err")"
 	ktap_test_fail "SIGUSR1: the summary on stderr, the run goes on"
+fi
+
+# The tool's own threads (the reader, the status loop) keep off the
+# measured CPUs: by default the online CPUs not measured, or --housekeeping.
+# The JSON says where they were allowed and where they were seen.
+rtlat run --cpus 0 --duration 2s -q --json "$tmp/hk.json" >"$tmp/out" 2>&1
+rc=$?
+ktap_print_msg "$(grep -A4 '"housekeeping"' "$tmp/hk.json" | tr -d '\n ')"
+if [ $rc = 0 ] && grep -qE '"cpus": "[1-9]' "$tmp/hk.json" &&
+	grep -q '"chosen": "the online CPUs not measured"' "$tmp/hk.json" &&
+	grep -qE '"reader_ran_on": "[1-9]' "$tmp/hk.json" && grep -qE '"status_ran_on": "[1-9]' "$tmp/hk.json"; then
+	ktap_test_pass "housekeeping: the tool's threads off the measured CPUs"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
+	ktap_test_fail "housekeeping: the tool's threads off the measured CPUs"
+fi
+rtlat run --cpus 0 --housekeeping 1 --duration 2s -q --json "$tmp/hk1.json" >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q '"cpus": "1",' "$tmp/hk1.json" && grep -q '"chosen": "--housekeeping"' "$tmp/hk1.json" &&
+	grep -q '"reader_ran_on": "1",' "$tmp/hk1.json" && grep -q '"status_ran_on": "1"' "$tmp/hk1.json"; then
+	ktap_test_pass "--housekeeping CPUS: the tool's threads there"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out"; grep -A4 '"housekeeping"' "$tmp/hk1.json")"
+	ktap_test_fail "--housekeeping CPUS: the tool's threads there"
 fi
 
 # Missed periods never pass silently: with --max-missed they are printed.

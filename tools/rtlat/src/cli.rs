@@ -156,6 +156,10 @@ pub struct CiArgs {
     /// replaces the live view. SIGUSR1 prints the current summary to stderr at any time.
     #[arg(long, value_name = "SECS", value_parser = parse_duration)]
     pub interval: Option<Duration>,
+    /// CPUs for the tool's own threads (the reader, the status loop); default the online CPUs
+    /// not measured (all if every one is).
+    #[arg(long, value_name = "CPUS")]
+    pub housekeeping: Option<String>,
     /// Write every record of the measured session to FILE as it came (see --raw-format).
     #[arg(long, value_name = "FILE")]
     pub raw: Option<PathBuf>,

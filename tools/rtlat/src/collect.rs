@@ -81,6 +81,7 @@ pub fn collect<'a>(
         start_time,
         end_time,
         raw,
+        ..
     } = ended;
     let status = dev.status()?;
 
@@ -156,6 +157,8 @@ pub fn collect<'a>(
         cpus: cpu_reports,
         gates,
         raw,
+        // The lifecycle's.
+        housekeeping: None,
         // Known once the report is complete: see `exit_status`.
         exit_code: None,
     };

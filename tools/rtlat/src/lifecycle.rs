@@ -18,7 +18,7 @@ use crate::{
     mode::Mode,
     plan::Plan,
     raw::RawWriter,
-    sched,
+    report, sched,
     session::Run,
     signals, sysinfo,
 };
@@ -60,6 +60,22 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     if plan.user {
         sched::lock_memory();
     }
+    // The tool's own threads (this one, the status loop, and the reader it
+    // starts) keep off the measured CPUs; the user threads pin themselves.
+    let online = sysinfo::online_cpus();
+    let (hk_cpus, chosen) = sched::housekeeping(plan.housekeeping.as_deref(), &online, &cpus);
+    if let Some(cpu) = hk_cpus.iter().find(|c| cpus.contains(c)) {
+        if plan.housekeeping.is_some() {
+            eprintln!("rtlat: WARNING: --housekeeping includes CPU {cpu}, which is measured");
+        }
+    }
+    sched::pin_to_set(&hk_cpus)?;
+    let mut housekeeping = report::Housekeeping {
+        // As the kernel applied it.
+        cpus: sysinfo::format_cpu_list(&sched::affinity()),
+        chosen: chosen.into(),
+        ..Default::default()
+    };
     signals::install();
     let run = Run {
         dev: &dev,
@@ -79,7 +95,12 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         dev.configure(&plan.device, &phases.measured.config)?;
     }
     let ended = run.session(&phases.measured, raw)?;
+    housekeeping.reader_ran_on =
+        sysinfo::format_cpu_list(&Vec::from_iter(ended.reader_ran_on.iter().copied()));
+    housekeeping.status_ran_on =
+        sysinfo::format_cpu_list(&Vec::from_iter(ended.status_ran_on.iter().copied()));
     let mut outcome = collect::collect(&dev, &cpus, &plan, &info, ended)?;
+    outcome.report.housekeeping = Some(housekeeping);
     let code = collect::exit_status(&outcome.report);
     outcome.report.exit_code = Some(code);
     files::write_json(&outcome)?;

@@ -109,6 +109,8 @@ pub struct Plan {
     pub raw: Option<(PathBuf, raw::Format)>,
     /// Print a status line to stderr this often (instead of the live view).
     pub interval: Option<Duration>,
+    /// `--housekeeping`: the CPUs of the tool's own threads.
+    pub housekeeping: Option<Vec<u32>>,
 }
 
 impl Plan {
@@ -158,6 +160,21 @@ impl Plan {
             }
         }
 
+        let housekeeping = match &c.ci.housekeeping {
+            Some(list) => {
+                let hk = sysinfo::parse_cpu_list(list)?;
+                if hk.is_empty() {
+                    return Err("--housekeeping: no CPU".into());
+                }
+                if let Some(cpu) = hk.iter().find(|c| !online.contains(c)) {
+                    return Err(format!(
+                        "--housekeeping: CPU {cpu} is not online (online: {online_list})"
+                    ));
+                }
+                Some(hk)
+            }
+            None => None,
+        };
         let gates = Gates::from_args(&c.ci);
         gates.check(&stages, user)?;
 
@@ -203,6 +220,7 @@ impl Plan {
             gates,
             raw: c.ci.raw.clone().map(|p| (p, c.ci.raw_format)),
             interval: c.ci.interval,
+            housekeeping,
         })
     }
 
@@ -372,6 +390,14 @@ mod tests {
             "a thread threshold needs the thread stage"
         );
         assert_eq!(err("--ring 3"), "invalid settings: Invalid");
+        assert_eq!(
+            err("--housekeeping 2,9"),
+            "--housekeeping: CPU 9 is not online (online: 0-3)"
+        );
+        assert_eq!(
+            plan("--housekeeping 2-3").unwrap().housekeeping,
+            Some(vec![2, 3])
+        );
         assert_eq!(
             err("--fail-if response.p99>1ms"),
             "--fail-if 'response.p99>1ms': the response stage is not measured (--user)"

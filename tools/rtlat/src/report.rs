@@ -44,6 +44,25 @@ pub struct Report {
     /// The `--raw` file (v2).
     #[serde(default)]
     pub raw: Option<RawReport>,
+    /// Where the tool's own threads ran (v2).
+    #[serde(default)]
+    pub housekeeping: Option<Housekeeping>,
+}
+
+/// The CPUs of the tool's own threads, as CPU lists (`0-3,5`).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Housekeeping {
+    /// The CPUs they were allowed.
+    pub cpus: String,
+    /// How: `--housekeeping`, `the online CPUs not measured`, or `every
+    /// online CPU is measured` (then they share the measured CPUs).
+    pub chosen: String,
+    /// The CPUs the reader thread was seen on (after each read) during the
+    /// measured session.
+    pub reader_ran_on: String,
+    /// The CPUs the status loop (the main thread) was seen on.
+    pub status_ran_on: String,
 }
 
 /// Tool, module and UAPI versions.
@@ -299,6 +318,12 @@ pub(crate) mod tests {
                 }],
             }],
             exit_code: Some(3),
+            housekeeping: Some(Housekeeping {
+                cpus: "1-3".into(),
+                chosen: "the online CPUs not measured".into(),
+                reader_ran_on: "2".into(),
+                status_ran_on: "1,3".into(),
+            }),
             raw: Some(RawReport {
                 file: "run.csv".into(),
                 format: "csv".into(),
@@ -335,6 +360,9 @@ pub(crate) mod tests {
         bad = v.clone();
         bad["raw"]["format"] = "xml".into();
         assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["housekeeping"]["cpus"] = 1.into();
+        assert!(!validator.is_valid(&bad));
         // Members added later are allowed at the top level.
         let mut later = v.clone();
         later["surprise"] = 1.into();
@@ -342,7 +370,7 @@ pub(crate) mod tests {
         // A version 1 report: without the members version 2 added.
         let mut v1 = v;
         v1["schema_version"] = 1.into();
-        for k in ["gates", "exit_code", "raw"] {
+        for k in ["gates", "exit_code", "raw", "housekeeping"] {
             v1.as_object_mut().unwrap().remove(k);
         }
         assert!(

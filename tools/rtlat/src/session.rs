@@ -5,6 +5,7 @@
 //! a stop by the device; then stop it and read every record.
 
 use std::{
+    collections::BTreeSet,
     io::{IsTerminal, Write},
     sync::{
         atomic::{AtomicBool, Ordering},
@@ -46,6 +47,9 @@ pub struct Ended {
     pub end_time: f64,
     /// The raw file, if one was written.
     pub raw: Option<RawReport>,
+    /// The CPUs the reader thread and the status loop were seen on.
+    pub reader_ran_on: BTreeSet<u32>,
+    pub status_ran_on: BTreeSet<u32>,
 }
 
 fn now_epoch() -> f64 {
@@ -84,7 +88,9 @@ impl Run<'_> {
             let mut raw = raw;
             thread::spawn(move || {
                 let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
+                let mut ran_on = BTreeSet::new();
                 while let Ok(n @ 1..) = rdev.read_raw(&mut buf) {
+                    ran_on.extend(sched::current_cpu());
                     let recs = Device::decode_records(&buf[..n]);
                     if let Some(w) = &mut raw {
                         w.write(&buf[..n], &recs);
@@ -94,7 +100,7 @@ impl Run<'_> {
                         s.add(r, main_stage);
                     }
                 }
-                raw.map(RawWriter::finish)
+                (raw.map(RawWriter::finish), ran_on)
             })
         };
         let stop_users = Arc::new(AtomicBool::new(false));
@@ -128,8 +134,10 @@ impl Run<'_> {
         let mut last_print = Instant::now() - Duration::from_secs(1);
         let mut last_status = Instant::now();
         let reason;
+        let mut status_ran_on = BTreeSet::new();
         loop {
             thread::sleep(Duration::from_millis(100));
+            status_ran_on.extend(sched::current_cpu());
             let st = dev.status()?;
             let elapsed = started.elapsed();
             if State::from_raw(st.state) == Some(State::Stopped) {
@@ -184,7 +192,7 @@ impl Run<'_> {
                 eprintln!("rtlat: user thread: {e}");
             }
         }
-        let raw = reader
+        let (raw, reader_ran_on) = reader
             .join()
             .map_err(|_| "the reader thread panicked".to_string())?;
         let end_time = now_epoch();
@@ -198,6 +206,8 @@ impl Run<'_> {
             start_time,
             end_time,
             raw,
+            reader_ran_on,
+            status_ran_on,
         })
     }
 }

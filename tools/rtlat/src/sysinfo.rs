@@ -104,6 +104,28 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     Ok(cpus)
 }
 
+/// Formats CPUs as the kernel writes a list: `0-3,5,7-8`.
+pub fn format_cpu_list(cpus: &[u32]) -> String {
+    let mut v = cpus.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            v[i].to_string()
+        } else {
+            format!("{}-{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 /// Online CPUs.
 pub fn online_cpus() -> Vec<u32> {
     read_trim("/sys/devices/system/cpu/online")
@@ -192,6 +214,9 @@ mod tests {
         assert_eq!(parse_cpu_list("2,1,2").unwrap(), [1, 2]);
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("x").is_err());
+        for s in ["0-3,5,7-8", "1", "0,2,4", ""] {
+            assert_eq!(format_cpu_list(&parse_cpu_list(s).unwrap()), s);
+        }
         assert_eq!(
             cmdline_arg("a isolcpus=1-3 b", "isolcpus="),
             Some("1-3".into())
