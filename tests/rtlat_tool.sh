@@ -45,7 +45,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 32
+ktap_set_plan 33
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -254,6 +254,28 @@ else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out"; grep -A4 '"housekeeping"' "$tmp/hk1.json")"
 	ktap_test_fail "--housekeeping CPUS: the tool's threads there"
 fi
+
+# The JSON carries what it takes to reproduce the run: the machine, its
+# isolation, interrupts, idle states, RT throttling, the kernel's
+# configuration where the kernel exposes it, the tool's build, the exit
+# status and the start on CLOCK_MONOTONIC.
+rtlat run --duration 1s -q --json "$tmp/meta.json" >"$tmp/out" 2>&1
+rc=$?
+ok=1
+for re in '"cpu_model": "' '"cpu_count": [1-9]' '"smt_control": ' '"hypervisor": ' '"rcu_nocbs": ' \
+	'"irq_affinity": \{' '"idle_states": \[' '"sched_rt_runtime_us": ' '"kernel_config": \{' \
+	'"build": \{' '"git": "' '"exit_code": 0' '"start_monotonic_ns": [1-9]'; do
+	grep -qE "$re" "$tmp/meta.json" || { ktap_print_msg "missing: $re"; ok=0; }
+done
+if [ -e /proc/config.gz ]; then
+	grep -q '"source": "/proc/config.gz"' "$tmp/meta.json" && grep -q '"CONFIG_HZ": "[0-9]' "$tmp/meta.json" ||
+		{ ktap_print_msg "kernel_config: not from /proc/config.gz"; ok=0; }
+fi
+if [ "$(uname -m)" = x86_64 ] && grep -qw hypervisor /proc/cpuinfo; then
+	grep -q '"hypervisor": "' "$tmp/meta.json" || { ktap_print_msg "hypervisor not reported"; ok=0; }
+fi
+ktap_print_msg "$(grep -E '"(cpu_model|hypervisor|virtualization|source)":' "$tmp/meta.json" | tr -s ' \n' ' ')"
+check "JSON: the metadata to reproduce the run" [ "$rc$ok" = 01 ]
 
 # Missed periods never pass silently: with --max-missed they are printed.
 exits "--max-missed: the missed periods printed" 0 "^rtlat: [0-9]+ missed periods, [0-9]+ dropped records" \

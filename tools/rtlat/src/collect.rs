@@ -80,6 +80,7 @@ pub fn collect<'a>(
         stream,
         start_time,
         end_time,
+        start_monotonic_ns,
         raw,
         ..
     } = ended;
@@ -139,7 +140,9 @@ pub fn collect<'a>(
             version: env!("CARGO_PKG_VERSION").into(),
             uapi_version: uapi::VERSION,
             module_srcversion: info.module_srcversion.clone(),
+            build: Some(report::Build::this()),
         },
+        start_monotonic_ns: Some(start_monotonic_ns),
         command_line: std::env::args().collect(),
         start_time,
         end_time,

@@ -30,6 +30,10 @@ pub struct Report {
     /// Wall-clock start and end, seconds since the epoch.
     pub start_time: f64,
     pub end_time: f64,
+    /// CLOCK_MONOTONIC at the measured session's start, ns: the clock of
+    /// `max_time_ns` and of the records' expected times (v2).
+    #[serde(default)]
+    pub start_monotonic_ns: Option<u64>,
     pub system: SysInfoJson,
     pub settings: Settings,
     pub stop: Stop,
@@ -73,6 +77,35 @@ pub struct Tool {
     pub version: String,
     pub uapi_version: u32,
     pub module_srcversion: Option<String>,
+    /// How the tool was built (v2).
+    #[serde(default)]
+    pub build: Option<Build>,
+}
+
+/// How the tool was built.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Build {
+    /// `git describe --always --dirty` of the source, or `unknown`.
+    pub git: String,
+    /// The target triple.
+    pub target: String,
+    /// `debug` or `release`.
+    pub profile: String,
+    /// `rustc --version`.
+    pub rustc: String,
+}
+
+impl Build {
+    /// This binary's.
+    pub fn this() -> Self {
+        Self {
+            git: env!("RTLAT_GIT").into(),
+            target: env!("RTLAT_TARGET").into(),
+            profile: env!("RTLAT_PROFILE").into(),
+            rustc: env!("RTLAT_RUSTC").into(),
+        }
+    }
 }
 
 /// System metadata ([`SysInfo`]), as written.
@@ -266,7 +299,9 @@ pub(crate) mod tests {
                 version: "0.1.0".into(),
                 uapi_version: 1,
                 module_srcversion: None,
+                build: Some(Build::this()),
             },
+            start_monotonic_ns: Some(50_000_000_000),
             command_line: vec!["rtlat".into(), "run".into()],
             start_time: 1.0,
             end_time: 2.0,
@@ -363,6 +398,27 @@ pub(crate) mod tests {
         bad = v.clone();
         bad["housekeeping"]["cpus"] = 1.into();
         assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["tool"]["build"]["profile"] = 1.into();
+        assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["system"]["kernel_config"]["options"]["CONFIG_HZ"] = 250.into();
+        assert!(!validator.is_valid(&bad));
+        // The reproduction metadata is there.
+        for k in [
+            "cpu_model",
+            "cpu_count",
+            "smt_control",
+            "hypervisor",
+            "virtualization",
+            "rcu_nocbs",
+            "irq_affinity",
+            "idle_states",
+            "sched_rt_runtime_us",
+            "kernel_config",
+        ] {
+            assert!(v["system"].get(k).is_some(), "system.{k}");
+        }
         // Members added later are allowed at the top level.
         let mut later = v.clone();
         later["surprise"] = 1.into();
@@ -370,8 +426,18 @@ pub(crate) mod tests {
         // A version 1 report: without the members version 2 added.
         let mut v1 = v;
         v1["schema_version"] = 1.into();
-        for k in ["gates", "exit_code", "raw", "housekeeping"] {
+        for k in [
+            "gates",
+            "exit_code",
+            "raw",
+            "housekeeping",
+            "start_monotonic_ns",
+        ] {
             v1.as_object_mut().unwrap().remove(k);
+        }
+        v1["tool"].as_object_mut().unwrap().remove("build");
+        for k in ["cpu_model", "kernel_config", "irq_affinity", "idle_states"] {
+            v1["system"].as_object_mut().unwrap().remove(k);
         }
         assert!(
             validator.is_valid(&v1),

@@ -45,6 +45,8 @@ pub struct Ended {
     /// Wall-clock start and end, seconds since the epoch.
     pub start_time: f64,
     pub end_time: f64,
+    /// CLOCK_MONOTONIC at the start, ns.
+    pub start_monotonic_ns: u64,
     /// The raw file, if one was written.
     pub raw: Option<RawReport>,
     /// The CPUs the reader thread and the status loop were seen on.
@@ -59,6 +61,17 @@ fn now_epoch() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// CLOCK_MONOTONIC now, ns.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 impl Run<'_> {
     /// Starts the configured session, streams its records (and runs the user
     /// threads) until `phase.duration`, Ctrl-C or a stop by the device,
@@ -67,6 +80,7 @@ impl Run<'_> {
     pub fn session(&self, phase: &Phase, raw: Option<RawWriter>) -> Result<Ended, String> {
         let (dev, plan, main_stage) = (self.dev, self.plan, self.plan.main_stage);
         let start_time = now_epoch();
+        let start_monotonic_ns = monotonic_ns();
         dev.start().map_err(|e| format!("start: {e}"))?;
         let started = Instant::now();
 
@@ -205,6 +219,7 @@ impl Run<'_> {
             stream,
             start_time,
             end_time,
+            start_monotonic_ns,
             raw,
             reader_ran_on,
             status_ran_on,
