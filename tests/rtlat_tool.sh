@@ -45,7 +45,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 33
+ktap_set_plan 34
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -276,6 +276,24 @@ if [ "$(uname -m)" = x86_64 ] && grep -qw hypervisor /proc/cpuinfo; then
 fi
 ktap_print_msg "$(grep -E '"(cpu_model|hypervisor|virtualization|source)":' "$tmp/meta.json" | tr -s ' \n' ' ')"
 check "JSON: the metadata to reproduce the run" [ "$rc$ok" = 01 ]
+
+# rtlat compare: per CPU and stage both runs and their difference, then the
+# metadata that differs (here the period); a run against itself differs in
+# nothing.
+rtlat run --duration 1s -q --json "$tmp/cmp-a.json" >"$tmp/out" 2>&1
+rtlat run --duration 1s -p 500 -q --json "$tmp/cmp-b.json" >"$tmp/out" 2>&1
+rtlat compare "$tmp/cmp-a.json" "$tmp/cmp-b.json" >"$tmp/cmp" 2>&1
+rc=$?
+rtlat compare "$tmp/cmp-a.json" "$tmp/cmp-a.json" >"$tmp/cmp-same" 2>&1
+ktap_print_msg "$(grep -E '^ +0 thread +(count|p99) ' "$tmp/cmp" | tr -s ' ' | tr '\n' ';')"
+if [ $rc = 0 ] && grep -qE '^ +0 thread +count +[1-9][0-9]* +[1-9][0-9]* +[-+][0-9]+ ' "$tmp/cmp" &&
+	grep -qE '^ +0 irq +p99.99 ' "$tmp/cmp" && grep -q '^settings.period_us: 1000.0 -> 500.0$' "$tmp/cmp" &&
+	grep -q '^# metadata that differs (A -> B): 0$' "$tmp/cmp-same"; then
+	ktap_test_pass "compare: per CPU and stage, and the metadata that differs"
+else
+	ktap_print_msg "exit $rc: $(head -3 "$tmp/cmp"; sed -n '/^# metadata/,$p' "$tmp/cmp" "$tmp/cmp-same")"
+	ktap_test_fail "compare: per CPU and stage, and the metadata that differs"
+fi
 
 # Missed periods never pass silently: with --max-missed they are printed.
 exits "--max-missed: the missed periods printed" 0 "^rtlat: [0-9]+ missed periods, [0-9]+ dropped records" \

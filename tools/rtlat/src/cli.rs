@@ -33,7 +33,8 @@ EXAMPLES
     rtlat run --user --duration 10m --threshold user=100 --json run.json --svg run.svg
     rtlat run --duration 1h --fail-if thread.p99.99>100us --max-missed 0 --interval 60
     rtlat hist --duration 30s --period 200 --entries 100
-    rtlat check-json run.json";
+    rtlat check-json run.json
+    rtlat compare before.json after.json";
 
 /// Measure wake-up latency on PREEMPT_RT with /dev/rtlat.
 #[derive(Parser)]
@@ -75,6 +76,17 @@ pub enum Cmd {
     CheckJson {
         /// The report.
         file: PathBuf,
+    },
+    /// Compare two JSON reports: per CPU and stage the counts and percentiles of each and their
+    /// difference, and the metadata fields that differ.
+    Compare {
+        /// The first report (A).
+        a: PathBuf,
+        /// The second report (B).
+        b: PathBuf,
+        /// Latencies in ns instead of µs.
+        #[arg(long)]
+        ns: bool,
     },
 }
 

@@ -10,6 +10,7 @@ mod bench;
 mod check_json;
 mod cli;
 mod collect;
+mod compare;
 mod device;
 mod files;
 mod gate;
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }),
         Cmd::CheckJson { file } => return check_json::check(file),
+        Cmd::Compare { a, b, ns } => return compare::run(a, b, *ns),
     };
     match result {
         Ok(code) => code,
