@@ -45,7 +45,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 34
+ktap_set_plan 35
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -100,6 +100,8 @@ if head -c 4 "$tmp/run.svg" | grep -q '<svg' && tail -c 16 "$tmp/run.svg" | grep
 else
 	ktap_test_fail "run: SVG written and well-formed"
 fi
+# The time line: per CPU the worst latency and the p99 of each time bucket.
+check "run: SVG time line of max and p99 per CPU" grep -q 'cpu0 thread p99' "$tmp/run.svg"
 
 # 5 ms periods: a waiter later than a period (riscv64 under TCG) finds its
 # record completed without its user stage.
