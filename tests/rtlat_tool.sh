@@ -45,7 +45,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 35
+ktap_set_plan 33
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
