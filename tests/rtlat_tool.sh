@@ -3,8 +3,9 @@
 #
 # The rtlat command-line tool in the guest: each mode runs, the JSON report
 # is valid and consistent with the module's statistics, the SVG is produced
-# and well-formed, a forced threshold exits 2, a missing module exits 1 with
-# a message saying how to load it; --warm-up reports only the measured part.
+# and well-formed, a forced threshold exits 3, a failed gate 4, a refused
+# command line 2, a missing module exits 1 with a message saying how to load
+# it; --warm-up reports only the measured part.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -44,7 +45,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 18
+ktap_set_plan 33
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -57,15 +58,29 @@ else
 	ktap_test_fail "missing module: exit 1 with advice"
 fi
 
-# Exit status 2 is a threshold trip: a refused command line is an error (1).
-rtlat run --period 10 >"$tmp/out" 2>&1
-rc=$?
-if [ $rc = 1 ] && grep -q "not in 50" "$tmp/out"; then
-	ktap_test_pass "bad argument: exit 1 with the reason"
-else
-	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
-	ktap_test_fail "bad argument: exit 1 with the reason"
-fi
+# Pass test $1 if the command that follows exits $2 and prints (stdout and
+# stderr) a line matching the extended regular expression $3.
+exits()
+{
+	desc=$1 want=$2 re=$3
+	shift 3
+	"$@" >"$tmp/out" 2>&1
+	rc=$?
+	if [ $rc = "$want" ] && grep -qE -- "$re" "$tmp/out"; then
+		ktap_test_pass "$desc"
+	else
+		ktap_print_msg "exit $rc: $(head -5 "$tmp/out")"
+		ktap_test_fail "$desc"
+	fi
+}
+
+# A refused command line is a usage error, 2; a threshold trip is 3.
+exits "bad argument: exit 2 with the reason" 2 "not a whole number of" rtlat run --period 10us
+# Typed by reflex from cyclictest: -p 95 (a priority), -h 100 (a histogram).
+exits "-p below 100: exit 2, the hint names -P" 2 "-P/--priority 95" rtlat run -p 95 -d 1s
+exits "-h VALUE: exit 2, naming --help and hist" 2 "'-h 100'.*--help.*rtlat hist" rtlat run -h 100 -d 1s
+exits "bad --fail-if: exit 2 naming the bad part" 2 "unknown stage 'thred'" \
+	rtlat run --fail-if 'thred.max>1us' -d 1s
 
 insmod "$mod"
 rtlat run --duration 2s -q --json "$tmp/run.json" --svg "$tmp/run.svg" >"$tmp/out" 2>&1
@@ -85,6 +100,8 @@ if head -c 4 "$tmp/run.svg" | grep -q '<svg' && tail -c 16 "$tmp/run.svg" | grep
 else
 	ktap_test_fail "run: SVG written and well-formed"
 fi
+# The time line: per CPU the worst latency and the p99 of each time bucket.
+check "run: SVG time line of max and p99 per CPU" grep -q 'cpu0 thread p99' "$tmp/run.svg"
 
 # 5 ms periods: a waiter later than a period (riscv64 under TCG) finds its
 # record completed without its user stage.
@@ -130,12 +147,159 @@ fi
 rtlat run --duration 20s --threshold thread=1 -q --json "$tmp/trip.json" >"$tmp/out" 2>&1
 rc=$?
 ktap_print_msg "$(grep threshold "$tmp/out")"
-check "threshold exceeded: exit 2" [ $rc = 2 ]
+check "threshold exceeded: exit 3" [ $rc = 3 ]
 check "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
 
 rtlat run --user --period 5000 --duration 20s --threshold user=1 -q >"$tmp/out" 2>&1
 rc=$?
-check "user threshold exceeded: exit 2" [ $rc = 2 ]
+check "user threshold exceeded: exit 3" [ $rc = 3 ]
+
+# Run-to-end gates: evaluated once on the final statistics, after the whole
+# --duration. Every activation is later than 1 ns: the gate fails, exit 4;
+# none is 1 s late: it passes, exit 0. The JSON records each gate.
+start=$(cut -d' ' -f1 /proc/uptime)
+rtlat run --duration 3s -q --fail-if 'thread.max>1ns' --fail-if 'irq.p99.99>1000ms' \
+	--max-missed 1000000000 --json "$tmp/gate.json" >"$tmp/out" 2>&1
+rc=$?
+took=$(awk -v s="$start" '{ printf "%d", $1 - s }' /proc/uptime)
+ktap_print_msg "$(grep 'rtlat: gate' "$tmp/out" | tr '\n' ';')"
+if [ $rc = 4 ] && [ "$took" -ge 3 ] && grep -q '"reason": "duration"' "$tmp/gate.json" &&
+	grep -q 'gate thread.max>1ns: FAILED' "$tmp/out" && grep -q 'gate irq.p99.99>1000ms: passed' "$tmp/out" &&
+	grep -q '"exit_code": 4' "$tmp/gate.json" && grep -q '"expr": "missed>1000000000"' "$tmp/gate.json" &&
+	rtlat check-json "$tmp/gate.json" >"$tmp/chk" 2>&1; then
+	ktap_test_pass "gate failed: exit 4 after the whole run, recorded in the JSON"
+else
+	ktap_print_msg "exit $rc after $took s: $(cat "$tmp/out" "$tmp/chk" 2>/dev/null | tail -5)"
+	ktap_test_fail "gate failed: exit 4 after the whole run, recorded in the JSON"
+fi
+exits "gates passed: exit 0" 0 "gate thread.p99>1000ms: passed" \
+	rtlat run --duration 1s -q --fail-if 'thread.p99>1000ms' --max-dropped 1000000000
+# --raw: every record delivered, as it came. The JSON's totals say how many
+# the reader was given (delivered); the file holds each once, after its
+# header (a CSV header line, a 32-byte binary header).
+delivered()
+{
+	sed -n 's/^ *"delivered": \([0-9]*\),*$/\1/p' "$1" | head -1
+}
+rtlat run --duration 2s -q --raw "$tmp/raw.csv" --json "$tmp/raw.json" >"$tmp/out" 2>&1
+rc=$?
+n=$(delivered "$tmp/raw.json")
+lines=$(wc -l <"$tmp/raw.csv")
+ktap_print_msg "raw csv: $lines lines, $n records delivered"
+if [ $rc = 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$lines" = $((n + 1)) ] &&
+	head -1 "$tmp/raw.csv" | grep -qx 'cpu,seq,expected_ns,irq_ns,thread_ns,user_ns,response_ns,missed,flags' &&
+	grep -q "\"records\": $n," "$tmp/raw.json" && grep -q '"format": "csv"' "$tmp/raw.json"; then
+	ktap_test_pass "--raw csv: a header and every record delivered"
+else
+	ktap_print_msg "exit $rc: $(head -3 "$tmp/raw.csv" "$tmp/out")"
+	ktap_test_fail "--raw csv: a header and every record delivered"
+fi
+rtlat run --duration 2s -q --raw "$tmp/raw.bin" --raw-format bin --json "$tmp/rawb.json" >"$tmp/out" 2>&1
+rc=$?
+n=$(delivered "$tmp/rawb.json")
+size=$(wc -c <"$tmp/raw.bin")
+if [ $rc = 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$size" = $((32 + 64 * n)) ] &&
+	[ "$(head -c 8 "$tmp/raw.bin")" = RTLATRAW ] && grep -q '"format": "bin"' "$tmp/rawb.json"; then
+	ktap_test_pass "--raw-format bin: the header and every record delivered"
+else
+	ktap_print_msg "exit $rc: $size bytes for $n records: $(head -3 "$tmp/out")"
+	ktap_test_fail "--raw-format bin: the header and every record delivered"
+fi
+
+# Without a terminal: --interval prints a status line to stderr every
+# interval; SIGUSR1 prints the current summary to stderr and the run goes on
+# to its end (cyclictest's SIGUSR1).
+rtlat run --duration 4s --interval 1 -q >"$tmp/out" 2>"$tmp/err"
+rc=$?
+n=$(grep -cE '^rtlat: 00:00:0[0-9] .*\| thread C:[1-9][0-9]* .*\| missed [0-9]+ dropped [0-9]+$' "$tmp/err")
+ktap_print_msg "$(grep -m1 '^rtlat: 00' "$tmp/err")"
+if [ $rc = 0 ] && [ "$n" -ge 3 ] && [ "$n" -le 4 ]; then
+	ktap_test_pass "--interval: a status line every interval"
+else
+	ktap_print_msg "exit $rc, $n status lines: $(cat "$tmp/err")"
+	ktap_test_fail "--interval: a status line every interval"
+fi
+rtlat run --duration 4s -q --json "$tmp/usr1.json" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 2
+kill -USR1 $pid
+wait $pid
+rc=$?
+if [ $rc = 0 ] && grep -q '^T: 0 (' "$tmp/err" && grep -q '^# missed periods [0-9]*, dropped records' "$tmp/err" &&
+	grep -q '"reason": "duration"' "$tmp/usr1.json"; then
+	ktap_test_pass "SIGUSR1: the summary on stderr, the run goes on"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/err")"
+	ktap_test_fail "SIGUSR1: the summary on stderr, the run goes on"
+fi
+
+# The tool's own threads (the reader, the status loop) keep off the
+# measured CPUs: by default the online CPUs not measured, or --housekeeping.
+# The JSON says where they were allowed and where they were seen.
+rtlat run --cpus 0 --duration 2s -q --json "$tmp/hk.json" >"$tmp/out" 2>&1
+rc=$?
+ktap_print_msg "$(grep -A4 '"housekeeping"' "$tmp/hk.json" | tr -d '\n ')"
+if [ $rc = 0 ] && grep -qE '"cpus": "[1-9]' "$tmp/hk.json" &&
+	grep -q '"chosen": "the online CPUs not measured"' "$tmp/hk.json" &&
+	grep -qE '"reader_ran_on": "[1-9]' "$tmp/hk.json" && grep -qE '"status_ran_on": "[1-9]' "$tmp/hk.json"; then
+	ktap_test_pass "housekeeping: the tool's threads off the measured CPUs"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
+	ktap_test_fail "housekeeping: the tool's threads off the measured CPUs"
+fi
+rtlat run --cpus 0 --housekeeping 1 --duration 2s -q --json "$tmp/hk1.json" >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q '"cpus": "1",' "$tmp/hk1.json" && grep -q '"chosen": "--housekeeping"' "$tmp/hk1.json" &&
+	grep -q '"reader_ran_on": "1",' "$tmp/hk1.json" && grep -q '"status_ran_on": "1"' "$tmp/hk1.json"; then
+	ktap_test_pass "--housekeeping CPUS: the tool's threads there"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out"; grep -A4 '"housekeeping"' "$tmp/hk1.json")"
+	ktap_test_fail "--housekeeping CPUS: the tool's threads there"
+fi
+
+# The JSON carries what it takes to reproduce the run: the machine, its
+# isolation, interrupts, idle states, RT throttling, the kernel's
+# configuration where the kernel exposes it, the tool's build, the exit
+# status and the start on CLOCK_MONOTONIC.
+rtlat run --duration 1s -q --json "$tmp/meta.json" >"$tmp/out" 2>&1
+rc=$?
+ok=1
+for re in '"cpu_model": "' '"cpu_count": [1-9]' '"smt_control": ' '"hypervisor": ' '"rcu_nocbs": ' \
+	'"irq_affinity": \{' '"idle_states": \[' '"sched_rt_runtime_us": ' '"kernel_config": \{' \
+	'"build": \{' '"git": "' '"exit_code": 0' '"start_monotonic_ns": [1-9]'; do
+	grep -qE "$re" "$tmp/meta.json" || { ktap_print_msg "missing: $re"; ok=0; }
+done
+if [ -e /proc/config.gz ]; then
+	grep -q '"source": "/proc/config.gz"' "$tmp/meta.json" && grep -q '"CONFIG_HZ": "[0-9]' "$tmp/meta.json" ||
+		{ ktap_print_msg "kernel_config: not from /proc/config.gz"; ok=0; }
+fi
+if [ "$(uname -m)" = x86_64 ] && grep -qw hypervisor /proc/cpuinfo; then
+	grep -q '"hypervisor": "' "$tmp/meta.json" || { ktap_print_msg "hypervisor not reported"; ok=0; }
+fi
+ktap_print_msg "$(grep -E '"(cpu_model|hypervisor|virtualization|source)":' "$tmp/meta.json" | tr -s ' \n' ' ')"
+check "JSON: the metadata to reproduce the run" [ "$rc$ok" = 01 ]
+
+# rtlat compare: per CPU and stage both runs and their difference, then the
+# metadata that differs (here the period); a run against itself differs in
+# nothing.
+rtlat run --duration 1s -q --json "$tmp/cmp-a.json" >"$tmp/out" 2>&1
+rtlat run --duration 1s -p 500 -q --json "$tmp/cmp-b.json" >"$tmp/out" 2>&1
+rtlat compare "$tmp/cmp-a.json" "$tmp/cmp-b.json" >"$tmp/cmp" 2>&1
+rc=$?
+rtlat compare "$tmp/cmp-a.json" "$tmp/cmp-a.json" >"$tmp/cmp-same" 2>&1
+ktap_print_msg "$(grep -E '^ +0 thread +(count|p99) ' "$tmp/cmp" | tr -s ' ' | tr '\n' ';')"
+if [ $rc = 0 ] && grep -qE '^ +0 thread +count +[1-9][0-9]* +[1-9][0-9]* +[-+][0-9]+ ' "$tmp/cmp" &&
+	grep -qE '^ +0 irq +p99.99 ' "$tmp/cmp" && grep -q '^settings.period_us: 1000.0 -> 500.0$' "$tmp/cmp" &&
+	grep -q '^# metadata that differs (A -> B): 0$' "$tmp/cmp-same"; then
+	ktap_test_pass "compare: per CPU and stage, and the metadata that differs"
+else
+	ktap_print_msg "exit $rc: $(head -3 "$tmp/cmp"; sed -n '/^# metadata/,$p' "$tmp/cmp" "$tmp/cmp-same")"
+	ktap_test_fail "compare: per CPU and stage, and the metadata that differs"
+fi
+
+# Missed periods never pass silently: with --max-missed they are printed.
+exits "--max-missed: the missed periods printed" 0 "^rtlat: [0-9]+ missed periods, [0-9]+ dropped records" \
+	rtlat run --duration 1s -q --max-missed 1000000000
 
 rtlat run --duration 1s --cpus 999 -q >"$tmp/out" 2>&1
 rc=$?

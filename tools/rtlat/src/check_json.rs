@@ -13,7 +13,10 @@ pub fn check(file: &Path) -> ExitCode {
         .map_err(|e| e.to_string())
         .and_then(|s| serde_json::from_str::<Report>(&s).map_err(|e| e.to_string()))
     {
-        Ok(r) if r.schema == report::SCHEMA && r.schema_version == report::SCHEMA_VERSION => {
+        Ok(r)
+            if r.schema == report::SCHEMA
+                && report::SCHEMA_VERSIONS_READ.contains(&r.schema_version) =>
+        {
             match r.consistency() {
                 Ok(()) => {
                     println!(
@@ -33,12 +36,12 @@ pub fn check(file: &Path) -> ExitCode {
         }
         Ok(r) => {
             eprintln!(
-                "rtlat: {}: schema {} v{} is not {} v{}",
+                "rtlat: {}: schema {} v{} is not {} v{:?}",
                 file.display(),
                 r.schema,
                 r.schema_version,
                 report::SCHEMA,
-                report::SCHEMA_VERSION
+                report::SCHEMA_VERSIONS_READ
             );
             ExitCode::from(1)
         }

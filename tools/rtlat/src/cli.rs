@@ -22,15 +22,19 @@ The system is never tuned silently: CPU DMA latency, idle states, governors and
 isolation are reported, and changed only when asked (--dma-latency).
 
 EXIT STATUS
-    0  the run completed and no threshold was exceeded
-    1  error (module not loaded, permission, bad arguments, device busy, ...)
-    2  a threshold (--threshold) was exceeded; the run stopped there
+    0  the run completed (no threshold tripped, every gate passed)
+    1  error (module not loaded, permission, device busy, an offline CPU, ...)
+    2  usage: the command line was refused (unknown option, bad value)
+    3  a threshold (--threshold) tripped; the run stopped there
+    4  a run-to-end gate (--fail-if, --max-missed, --max-dropped) failed
 
 EXAMPLES
     rtlat run --duration 1m --cpus 0-3 --priority 95
     rtlat run --user --duration 10m --threshold user=100 --json run.json --svg run.svg
+    rtlat run --duration 1h --fail-if thread.p99.99>100us --max-missed 0 --interval 60
     rtlat hist --duration 30s --period 200 --entries 100
-    rtlat check-json run.json";
+    rtlat check-json run.json
+    rtlat compare before.json after.json";
 
 /// Measure wake-up latency on PREEMPT_RT with /dev/rtlat.
 #[derive(Parser)]
@@ -73,6 +77,17 @@ pub enum Cmd {
         /// The report.
         file: PathBuf,
     },
+    /// Compare two JSON reports: per CPU and stage the counts and percentiles of each and their
+    /// difference, and the metadata fields that differ.
+    Compare {
+        /// The first report (A).
+        a: PathBuf,
+        /// The second report (B).
+        b: PathBuf,
+        /// Latencies in ns instead of µs.
+        #[arg(long)]
+        ns: bool,
+    },
 }
 
 /// The options of every measuring command.
@@ -87,8 +102,9 @@ pub struct Common {
     /// CPUs to measure on (list and ranges, e.g. 0-3,6); default all online.
     #[arg(short, long)]
     pub cpus: Option<String>,
-    /// Period in µs (50 to 1000000).
-    #[arg(short, long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=1_000_000))]
+    /// Period: µs from 100 (a number below 100 is refused: cyclictest's -p is a priority, rtlat's
+    /// is -P), or with a unit from 50us to 1s (e.g. 50us, 2ms).
+    #[arg(short, long, default_value = "1000", value_parser = parse_period)]
     pub period: u64,
     /// SCHED_FIFO priority of the measuring threads (1-99; SCHED_OTHER is refused).
     #[arg(short = 'P', long, default_value_t = 95, value_parser = clap::value_parser!(u32).range(1..=99))]
@@ -129,6 +145,40 @@ pub struct Common {
     /// Records per CPU ring in the kernel (power of two).
     #[arg(long, default_value_t = 4096)]
     pub ring: u32,
+    #[command(flatten)]
+    pub ci: CiArgs,
+}
+
+/// The options for unattended and long runs: gates evaluated at the end,
+/// status lines, the raw records, where the tool's own threads run.
+#[derive(Args, Clone, Default)]
+pub struct CiArgs {
+    /// Fail the run (exit 4) if EXPR holds at the end, e.g. thread.p99.99>100us, irq.max>=50us,
+    /// user.avg>20us: STAGE.STAT OP VALUE UNIT with STAT min, avg, max or pNN[.NN], OP >, >=,
+    /// <, <=, UNIT ns, us, ms; on every CPU; repeatable.
+    #[arg(long = "fail-if", value_name = "EXPR", value_parser = crate::gate::parse)]
+    pub fail_if: Vec<crate::gate::Gate>,
+    /// Fail the run (exit 4) if more than N periods were missed, all CPUs together.
+    #[arg(long, value_name = "N")]
+    pub max_missed: Option<u64>,
+    /// Fail the run (exit 4) if more than N records were dropped, all CPUs together.
+    #[arg(long, value_name = "N")]
+    pub max_dropped: Option<u64>,
+    /// Print a status line to stderr every SECS (e.g. 60, 10s, 5m), for logs without a terminal;
+    /// replaces the live view. SIGUSR1 prints the current summary to stderr at any time.
+    #[arg(long, value_name = "SECS", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+    /// CPUs for the tool's own threads (the reader, the status loop); default the online CPUs
+    /// not measured (all if every one is).
+    #[arg(long, value_name = "CPUS")]
+    pub housekeeping: Option<String>,
+    /// Write every record of the measured session to FILE as it came (see --raw-format).
+    #[arg(long, value_name = "FILE")]
+    pub raw: Option<PathBuf>,
+    /// Format of --raw: csv (a header line with the fields, a line per record) or bin (a 32-byte
+    /// header and the UAPI records as read).
+    #[arg(long, value_enum, default_value_t = crate::raw::Format::Csv, requires = "raw")]
+    pub raw_format: crate::raw::Format,
 }
 
 /// The options of `rtlat hist`.
@@ -204,10 +254,87 @@ fn parse_threshold(s: &str) -> Result<Threshold, String> {
     })
 }
 
-/// Exit status of a command line clap refused: 1 as for any other error (2
-/// says a threshold was exceeded), 0 for --help and --version.
+/// Exit status: the run completed, no threshold tripped, every gate passed.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: an error (the device, the system, an option that does not fit it).
+pub const EXIT_ERROR: u8 = 1;
+/// Exit status: the command line was refused.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status: a stop-at-first-trip threshold (`--threshold`) tripped.
+pub const EXIT_THRESHOLD: u8 = 3;
+/// Exit status: a run-to-end gate (`--fail-if`, `--max-missed`, `--max-dropped`) failed.
+pub const EXIT_GATE: u8 = 4;
+
+/// Exit status of a command line clap refused: [`EXIT_USAGE`], or 0 for
+/// --help and --version.
 pub fn usage_exit(e: &clap::Error) -> u8 {
-    u8::from(e.use_stderr())
+    if e.use_stderr() {
+        EXIT_USAGE
+    } else {
+        EXIT_OK
+    }
+}
+
+/// `--period`: a bare number is µs and must be 100 or more (`-p 95` is
+/// cyclictest's priority, never a 95 µs period); with a unit (`50us`,
+/// `2ms`, `1s`) anything from 50 µs to 1 s.
+fn parse_period(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("bad period '{s}': µs, e.g. 1000, or with a unit, e.g. 50us, 2ms"))?;
+    let us = match unit {
+        "" => {
+            if v < 100.0 {
+                return Err(format!(
+                    "-p/--period is the period in µs, and {s} µs is too short to be meant: \
+                     for a SCHED_FIFO priority use -P/--priority {s}; \
+                     for a period below 100 µs give its unit, e.g. --period {s}us"
+                ));
+            }
+            v
+        }
+        "us" | "µs" => v,
+        "ms" => v * 1e3,
+        "s" => v * 1e6,
+        _ => return Err(format!("bad period '{s}': unit '{unit}' (us, ms, s)")),
+    };
+    if us.fract() != 0.0 || !(50.0..=1_000_000.0).contains(&us) {
+        return Err(format!(
+            "period '{s}' is not a whole number of µs from 50 µs to 1 s"
+        ));
+    }
+    Ok(us as u64)
+}
+
+/// Options typed by reflex with another meaning: `-h VALUE` is cyclictest's
+/// histogram, but `-h` is `--help` here and would print the help and exit 0
+/// instead of measuring. `-h N`, `-hN` and `-h=N` with a number are refused
+/// before clap sees them (a usage error). `args` includes the
+/// program name.
+pub fn refuse_reflexes(args: &[String]) -> Result<(), String> {
+    for (i, a) in args.iter().enumerate().skip(1) {
+        if a == "--" {
+            break;
+        }
+        let value = match a.strip_prefix("-h") {
+            Some("") => args.get(i + 1).map(String::as_str),
+            Some(rest) => Some(rest.trim_start_matches('=')),
+            None => None,
+        };
+        // cyclictest's -h takes a number of µs.
+        if let Some(v) = value.filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(format!(
+                "'-h {v}': -h is --help and takes no value; for a histogram use 'rtlat hist' \
+                 (-E/--entries {v} entries of -b/--bucket-size 1 µs)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -229,17 +356,67 @@ mod tests {
     }
 
     #[test]
-    fn refused_command_lines_exit_1() {
+    fn refused_command_lines_exit_2() {
         let exit = |args: &[&str]| match Cli::try_parse_from(args) {
             Ok(_) => None,
             Err(e) => Some(usage_exit(&e)),
         };
-        assert_eq!(exit(&["rtlat", "run", "--warm-up=-1"]), Some(1));
-        assert_eq!(exit(&["rtlat", "run", "--period", "10"]), Some(1));
-        assert_eq!(exit(&["rtlat", "run", "--threshold", "irq"]), Some(1));
-        assert_eq!(exit(&["rtlat", "frobnicate"]), Some(1));
+        assert_eq!(exit(&["rtlat", "run", "--warm-up=-1"]), Some(2));
+        assert_eq!(exit(&["rtlat", "run", "--period", "10"]), Some(2));
+        assert_eq!(exit(&["rtlat", "run", "--threshold", "irq"]), Some(2));
+        assert_eq!(
+            exit(&["rtlat", "run", "--fail-if", "thread.p99>10"]),
+            Some(2)
+        );
+        assert_eq!(exit(&["rtlat", "frobnicate"]), Some(2));
         assert_eq!(exit(&["rtlat", "--help"]), Some(0));
         assert_eq!(exit(&["rtlat", "--version"]), Some(0));
         assert_eq!(exit(&["rtlat", "run", "--warm-up", "2s"]), None);
+        // The statuses are distinct.
+        let all = [EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_THRESHOLD, EXIT_GATE];
+        assert_eq!(all, [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn period_is_never_a_priority() {
+        let p = |args: &[&str]| {
+            let argv = ["rtlat", "run"].iter().chain(args).copied();
+            match Cli::try_parse_from(argv) {
+                Ok(Cli { cmd: Cmd::Run(c) }) => Ok(c.period),
+                Ok(_) => unreachable!(),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        assert_eq!(p(&[]), Ok(1000));
+        assert_eq!(p(&["-p", "200"]), Ok(200));
+        assert_eq!(p(&["-p", "100"]), Ok(100));
+        assert_eq!(p(&["--period", "50us"]), Ok(50));
+        assert_eq!(p(&["-p", "2ms"]), Ok(2000));
+        assert_eq!(p(&["-p", "1s"]), Ok(1_000_000));
+        let err = p(&["-p", "95"]).unwrap_err();
+        assert!(
+            err.contains("-P/--priority 95") && err.contains("--period 95us"),
+            "{err}"
+        );
+        for bad in ["99", "40us", "2s", "1.5us", "x", "10m"] {
+            assert!(p(&["-p", bad]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn h_with_a_value_is_refused() {
+        let r = |args: &str| {
+            let v: Vec<String> = args.split_whitespace().map(String::from).collect();
+            refuse_reflexes(&v)
+        };
+        let err = r("rtlat run -h 100").unwrap_err();
+        assert!(err.contains("'-h 100'") && err.contains("--help") && err.contains("rtlat hist"));
+        assert!(r("rtlat run -h100").unwrap_err().contains("'-h 100'"));
+        assert!(r("rtlat run -h=100").unwrap_err().contains("'-h 100'"));
+        assert_eq!(r("rtlat run -h"), Ok(()));
+        assert_eq!(r("rtlat -h run"), Ok(()));
+        assert_eq!(r("rtlat run -d 5s -h --json x"), Ok(()));
+        assert_eq!(r("rtlat run --help"), Ok(()));
+        assert_eq!(r("rtlat run -- -h 100"), Ok(()));
     }
 }

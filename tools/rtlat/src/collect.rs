@@ -11,6 +11,7 @@ use rtcore::{
 };
 
 use crate::{
+    cli,
     device::{Device, StageStats},
     plan::Plan,
     report::{self, Report},
@@ -50,6 +51,21 @@ fn stage_report(x: &StageStats) -> report::StageReport {
     }
 }
 
+/// The exit status a report gives: a threshold trip (the run stopped
+/// early) before a failed gate.
+pub fn exit_status(r: &Report) -> u8 {
+    if r.raw.as_ref().is_some_and(|raw| raw.error.is_some()) {
+        // The records asked for are not all written.
+        cli::EXIT_ERROR
+    } else if r.stop.trip.is_some() {
+        cli::EXIT_THRESHOLD
+    } else if r.gates.iter().any(|g| !g.passed) {
+        cli::EXIT_GATE
+    } else {
+        cli::EXIT_OK
+    }
+}
+
 /// Reads the final statistics of the `ended` measured session on `dev`,
 /// which samples `cpus`, and builds the report of the run.
 pub fn collect<'a>(
@@ -64,6 +80,9 @@ pub fn collect<'a>(
         stream,
         start_time,
         end_time,
+        start_monotonic_ns,
+        raw,
+        ..
     } = ended;
     let status = dev.status()?;
 
@@ -102,6 +121,17 @@ pub fn collect<'a>(
                 seq: status.trip_seq,
             }
         });
+    let per_cpu: Vec<(u32, u64, u64)> = cpu_reports
+        .iter()
+        .map(|c| (c.cpu, c.missed, c.dropped))
+        .collect();
+    let totals = report::Totals {
+        produced: status.produced,
+        delivered: status.delivered,
+        dropped: status.dropped,
+        missed: status.missed,
+    };
+    let gates = plan.gates.evaluate(&stats, &per_cpu, &totals);
     let report = Report {
         schema: report::SCHEMA.into(),
         schema_version: report::SCHEMA_VERSION,
@@ -110,7 +140,9 @@ pub fn collect<'a>(
             version: env!("CARGO_PKG_VERSION").into(),
             uapi_version: uapi::VERSION,
             module_srcversion: info.module_srcversion.clone(),
+            build: Some(report::Build::this()),
         },
+        start_monotonic_ns: Some(start_monotonic_ns),
         command_line: std::env::args().collect(),
         start_time,
         end_time,
@@ -124,13 +156,14 @@ pub fn collect<'a>(
             },
             trip,
         },
-        totals: report::Totals {
-            produced: status.produced,
-            delivered: status.delivered,
-            dropped: status.dropped,
-            missed: status.missed,
-        },
+        totals,
         cpus: cpu_reports,
+        gates,
+        raw,
+        // The lifecycle's.
+        housekeeping: None,
+        // Known once the report is complete: see `exit_status`.
+        exit_code: None,
     };
     Ok(Outcome {
         plan,
@@ -138,4 +171,25 @@ pub fn collect<'a>(
         stats,
         stream,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threshold_before_gate() {
+        let mut r = report::tests::sample();
+        assert!(r.stop.trip.is_some() && !r.gates[0].passed);
+        assert_eq!(exit_status(&r), 3);
+        r.stop.trip = None;
+        assert_eq!(exit_status(&r), 4);
+        r.gates[0].passed = true;
+        assert_eq!(exit_status(&r), 0);
+        r.gates.clear();
+        assert_eq!(exit_status(&r), 0);
+        let raw = r.raw.as_mut().unwrap();
+        raw.error = Some("raw.csv: No space left on device".into());
+        assert_eq!(exit_status(&r), 1);
+    }
 }

@@ -192,18 +192,23 @@ impl Device {
         Record::decode(&b).map_err(|e| io::Error::other(format!("{e:?}")))
     }
 
-    /// Reads whole records; `Ok(None)` at the end of the session.
-    pub fn read_records(&mut self, buf: &mut [u8]) -> io::Result<Option<Vec<Record>>> {
-        match self.file.read(buf) {
-            Ok(0) => Ok(None),
-            Ok(n) => Ok(Some(
-                buf[..n]
-                    .chunks_exact(uapi::RECORD_SIZE)
-                    .filter_map(|c| Record::decode(c).ok())
-                    .collect(),
-            )),
-            Err(e) => Err(e),
+    /// Reads whole records into `buf`: how many bytes, 0 at the end of
+    /// the session. A signal (`EINTR`) is retried.
+    pub fn read_raw(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.file.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => return r,
+            }
         }
+    }
+
+    /// Decodes the records of `bytes` (what [`Device::read_raw`] read).
+    pub fn decode_records(bytes: &[u8]) -> Vec<Record> {
+        bytes
+            .chunks_exact(uapi::RECORD_SIZE)
+            .filter_map(|c| Record::decode(c).ok())
+            .collect()
     }
 
     /// A second handle on the same open file (for threads).

@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use crate::{collect::Outcome, plot, stream::SLOT_NS, sysinfo::SysInfo};
+use crate::{collect::Outcome, plot, stream::POINT_PPM, sysinfo::SysInfo};
 
 /// Writes the JSON report, if asked.
 pub fn write_json(o: &Outcome<'_>) -> Result<(), String> {
@@ -30,18 +30,24 @@ pub fn write_svg(o: &Outcome<'_>, info: &SysInfo) -> Result<(), String> {
             plot::HistSeries::from_buckets(format!("cpu{} {}", x.cpu, x.stage.name()), &x.buckets)
         })
         .collect();
-    let times: Vec<plot::TimeSeries> = o
-        .stream
-        .slots
-        .iter()
-        .map(|(cpu, slots)| plot::TimeSeries {
-            name: format!("cpu{cpu} {}", o.plan.main_stage.name()),
-            points: slots
+    // Per CPU the worst latency of each time bucket and its percentile.
+    let mut times: Vec<plot::TimeSeries> = Vec::new();
+    for (cpu, tl) in &o.stream.timelines {
+        let pts = tl.points();
+        let series = |name: String, pick: fn(&(u64, u64, u64, u64)) -> u64| plot::TimeSeries {
+            name,
+            points: pts
                 .iter()
-                .map(|(&k, &v)| ((k * SLOT_NS) as f64 / 1e9, v as f64 / 1000.0))
+                .map(|p| (p.0 as f64 / 1e9, pick(p) as f64 / 1000.0))
                 .collect(),
-        })
-        .collect();
+        };
+        let stage = o.plan.main_stage.name();
+        times.push(series(format!("cpu{cpu} {stage} max"), |p| p.1));
+        times.push(series(
+            format!("cpu{cpu} {stage} p{}", f64::from(POINT_PPM) / 1e4),
+            |p| p.2,
+        ));
+    }
     let title = format!(
         "rtlat on {} ({}), period {} µs",
         info.release, info.machine, o.plan.period_us

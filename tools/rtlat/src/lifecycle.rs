@@ -14,10 +14,11 @@ use crate::{
     cli::Common,
     collect::{self, Outcome},
     device::Device,
-    files,
+    files, gate,
     mode::Mode,
     plan::Plan,
-    sched,
+    raw::RawWriter,
+    report, sched,
     session::Run,
     signals, sysinfo,
 };
@@ -32,6 +33,13 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         );
     }
     let plan = Plan::new(c, &sysinfo::online_cpus(), &info.online_cpus)?;
+
+    // The raw file exists before anything is measured, or the run is refused.
+    let raw = plan
+        .raw
+        .as_ref()
+        .map(|(path, format)| RawWriter::create(path, *format))
+        .transpose()?;
 
     // Only when asked: hold the CPU DMA latency (and report it either way).
     let _dma = plan
@@ -52,6 +60,22 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     if plan.user {
         sched::lock_memory();
     }
+    // The tool's own threads (this one, the status loop, and the reader it
+    // starts) keep off the measured CPUs; the user threads pin themselves.
+    let online = sysinfo::online_cpus();
+    let (hk_cpus, chosen) = sched::housekeeping(plan.housekeeping.as_deref(), &online, &cpus);
+    if let Some(cpu) = hk_cpus.iter().find(|c| cpus.contains(c)) {
+        if plan.housekeeping.is_some() {
+            eprintln!("rtlat: WARNING: --housekeeping includes CPU {cpu}, which is measured");
+        }
+    }
+    sched::pin_to_set(&hk_cpus)?;
+    let mut housekeeping = report::Housekeeping {
+        // As the kernel applied it.
+        cpus: sysinfo::format_cpu_list(&sched::affinity()),
+        chosen: chosen.into(),
+        ..Default::default()
+    };
     signals::install();
     let run = Run {
         dev: &dev,
@@ -61,7 +85,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     };
     if let Some(w) = &phases.warm_up {
         // Its records were read and are dropped here, with its statistics.
-        match run.session(w)?.reason {
+        match run.session(w, None)?.reason {
             "duration" => {}
             "interrupted" => return Err("interrupted during the warm-up: nothing measured".into()),
             _ => return Err("the session stopped during the warm-up: nothing measured".into()),
@@ -70,26 +94,41 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         // statistics and ring counters, and the thresholds armed.
         dev.configure(&plan.device, &phases.measured.config)?;
     }
-    let ended = run.session(&phases.measured)?;
-    let outcome = collect::collect(&dev, &cpus, &plan, &info, ended)?;
+    let ended = run.session(&phases.measured, raw)?;
+    housekeeping.reader_ran_on =
+        sysinfo::format_cpu_list(&Vec::from_iter(ended.reader_ran_on.iter().copied()));
+    housekeeping.status_ran_on =
+        sysinfo::format_cpu_list(&Vec::from_iter(ended.status_ran_on.iter().copied()));
+    let mut outcome = collect::collect(&dev, &cpus, &plan, &info, ended)?;
+    outcome.report.housekeeping = Some(housekeeping);
+    let code = collect::exit_status(&outcome.report);
+    outcome.report.exit_code = Some(code);
     files::write_json(&outcome)?;
     files::write_svg(&outcome, &info)?;
     let text = mode.on_end(&outcome);
-    Ok(finish(&outcome, text))
+    finish(&outcome, text);
+    Ok(ExitCode::from(code))
 }
 
-/// Prints the summary `text` and, if a threshold was exceeded, where; exit
-/// status 2 then.
-fn finish(o: &Outcome<'_>, text: String) -> ExitCode {
+/// Prints the summary `text`, where a threshold was exceeded, the missed
+/// periods and dropped records (never silent: on stderr), and the gates.
+fn finish(o: &Outcome<'_>, text: String) {
     print!("{text}");
-    match &o.report.stop.trip {
-        Some(t) => {
-            println!(
-                "rtlat: threshold exceeded on CPU {} ({} stage): {} ns at activation {}",
-                t.cpu, t.stage, t.value_ns, t.seq
-            );
-            ExitCode::from(2)
-        }
-        None => ExitCode::SUCCESS,
+    let r = &o.report;
+    if let Some(t) = &r.stop.trip {
+        println!(
+            "rtlat: threshold exceeded on CPU {} ({} stage): {} ns at activation {}",
+            t.cpu, t.stage, t.value_ns, t.seq
+        );
+    }
+    if r.totals.missed > 0 || r.totals.dropped > 0 || o.plan.gates.any() {
+        eprintln!(
+            "rtlat: {} missed periods, {} dropped records",
+            r.totals.missed, r.totals.dropped
+        );
+    }
+    eprint!("{}", gate::summary(&r.gates, o.plan.unit.ns));
+    if let Some(e) = r.raw.as_ref().and_then(|raw| raw.error.as_ref()) {
+        eprintln!("rtlat: error: raw records: {e}");
     }
 }

@@ -10,14 +10,17 @@ mod bench;
 mod check_json;
 mod cli;
 mod collect;
+mod compare;
 mod device;
 mod files;
+mod gate;
 mod lifecycle;
 mod live;
 mod mode;
 mod output;
 mod plan;
 mod plot;
+mod raw;
 mod report;
 mod sched;
 mod session;
@@ -33,7 +36,13 @@ use cli::{Cli, Cmd};
 use mode::{Hist, Top};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let lossy: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
+    if let Err(e) = cli::refuse_reflexes(&lossy) {
+        eprintln!("rtlat: error: {e}");
+        return ExitCode::from(cli::EXIT_USAGE);
+    }
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -60,12 +69,13 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }),
         Cmd::CheckJson { file } => return check_json::check(file),
+        Cmd::Compare { a, b, ns } => return compare::run(a, b, *ns),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("rtlat: error: {e}");
-            ExitCode::from(1)
+            ExitCode::from(cli::EXIT_ERROR)
         }
     }
 }

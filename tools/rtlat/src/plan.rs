@@ -12,8 +12,9 @@ use rtcore::uapi::{self, Config, Stage};
 
 use crate::{
     cli::{self, Common, Threshold},
+    gate::Gates,
     output::Unit,
-    report, sysinfo,
+    raw, report, sysinfo,
 };
 
 /// One session of a run on the device.
@@ -102,6 +103,14 @@ pub struct Plan {
     pub json: Option<PathBuf>,
     /// Where to write the SVG plot.
     pub svg: Option<PathBuf>,
+    /// The run-to-end gates, evaluated on the final statistics.
+    pub gates: Gates,
+    /// Where to write every record of the measured session, and how.
+    pub raw: Option<(PathBuf, raw::Format)>,
+    /// Print a status line to stderr this often (instead of the live view).
+    pub interval: Option<Duration>,
+    /// `--housekeeping`: the CPUs of the tool's own threads.
+    pub housekeeping: Option<Vec<u32>>,
 }
 
 impl Plan {
@@ -151,6 +160,24 @@ impl Plan {
             }
         }
 
+        let housekeeping = match &c.ci.housekeeping {
+            Some(list) => {
+                let hk = sysinfo::parse_cpu_list(list)?;
+                if hk.is_empty() {
+                    return Err("--housekeeping: no CPU".into());
+                }
+                if let Some(cpu) = hk.iter().find(|c| !online.contains(c)) {
+                    return Err(format!(
+                        "--housekeeping: CPU {cpu} is not online (online: {online_list})"
+                    ));
+                }
+                Some(hk)
+            }
+            None => None,
+        };
+        let gates = Gates::from_args(&c.ci);
+        gates.check(&stages, user)?;
+
         let mut config = Config {
             period_ns: c.period * 1000,
             priority: c.priority,
@@ -190,6 +217,10 @@ impl Plan {
             unit: Unit { ns: c.ns },
             json: c.json.clone(),
             svg: c.svg.clone(),
+            gates,
+            raw: c.ci.raw.clone().map(|p| (p, c.ci.raw_format)),
+            interval: c.ci.interval,
+            housekeeping,
         })
     }
 
@@ -359,5 +390,21 @@ mod tests {
             "a thread threshold needs the thread stage"
         );
         assert_eq!(err("--ring 3"), "invalid settings: Invalid");
+        assert_eq!(
+            err("--housekeeping 2,9"),
+            "--housekeeping: CPU 9 is not online (online: 0-3)"
+        );
+        assert_eq!(
+            plan("--housekeeping 2-3").unwrap().housekeeping,
+            Some(vec![2, 3])
+        );
+        assert_eq!(
+            err("--fail-if response.p99>1ms"),
+            "--fail-if 'response.p99>1ms': the response stage is not measured (--user)"
+        );
+        assert_eq!(
+            err("--stages irq --fail-if thread.max>1ms"),
+            "--fail-if 'thread.max>1ms': the thread stage is not measured"
+        );
     }
 }

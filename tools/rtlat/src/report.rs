@@ -7,16 +7,21 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sysinfo::SysInfo;
+use crate::{gate::GateReport, raw::RawReport, sysinfo::SysInfo};
 
 /// Name of the schema.
 pub const SCHEMA: &str = "rtlat-run";
-/// Version of the schema; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the schema written; bumped when a member changes meaning or
+/// goes away, not when one is added (readers ignore members they do not
+/// know, at the top level and in `system`). Version 2 added `gates`,
+/// `exit_code`, `start_monotonic_ns`, `raw`, `housekeeping` and
+/// `system`'s reproduction metadata.
+pub const SCHEMA_VERSION: u32 = 2;
+/// The versions `check-json` and `compare` read.
+pub const SCHEMA_VERSIONS_READ: [u32; 2] = [1, 2];
 
-/// A whole run.
+/// A whole run. Members added after version 1 are optional when read.
 #[derive(Serialize, Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
 pub struct Report {
     pub schema: String,
     pub schema_version: u32,
@@ -25,11 +30,43 @@ pub struct Report {
     /// Wall-clock start and end, seconds since the epoch.
     pub start_time: f64,
     pub end_time: f64,
+    /// CLOCK_MONOTONIC at the measured session's start, ns: the clock of
+    /// `max_time_ns` and of the records' expected times (v2).
+    #[serde(default)]
+    pub start_monotonic_ns: Option<u64>,
     pub system: SysInfoJson,
     pub settings: Settings,
     pub stop: Stop,
     pub totals: Totals,
     pub cpus: Vec<CpuReport>,
+    /// The run-to-end gates and their results (v2).
+    #[serde(default)]
+    pub gates: Vec<GateReport>,
+    /// The tool's exit status (v2).
+    #[serde(default)]
+    pub exit_code: Option<u8>,
+    /// The `--raw` file (v2).
+    #[serde(default)]
+    pub raw: Option<RawReport>,
+    /// Where the tool's own threads ran (v2).
+    #[serde(default)]
+    pub housekeeping: Option<Housekeeping>,
+}
+
+/// The CPUs of the tool's own threads, as CPU lists (`0-3,5`).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Housekeeping {
+    /// The CPUs they were allowed.
+    pub cpus: String,
+    /// How: `--housekeeping`, `the online CPUs not measured`, or `every
+    /// online CPU is measured` (then they share the measured CPUs).
+    pub chosen: String,
+    /// The CPUs the reader thread was seen on (after each read) during the
+    /// measured session.
+    pub reader_ran_on: String,
+    /// The CPUs the status loop (the main thread) was seen on.
+    pub status_ran_on: String,
 }
 
 /// Tool, module and UAPI versions.
@@ -40,6 +77,35 @@ pub struct Tool {
     pub version: String,
     pub uapi_version: u32,
     pub module_srcversion: Option<String>,
+    /// How the tool was built (v2).
+    #[serde(default)]
+    pub build: Option<Build>,
+}
+
+/// How the tool was built.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Build {
+    /// `git describe --always --dirty` of the source, or `unknown`.
+    pub git: String,
+    /// The target triple.
+    pub target: String,
+    /// `debug` or `release`.
+    pub profile: String,
+    /// `rustc --version`.
+    pub rustc: String,
+}
+
+impl Build {
+    /// This binary's.
+    pub fn this() -> Self {
+        Self {
+            git: env!("RTLAT_GIT").into(),
+            target: env!("RTLAT_TARGET").into(),
+            profile: env!("RTLAT_PROFILE").into(),
+            rustc: env!("RTLAT_RUSTC").into(),
+        }
+    }
 }
 
 /// System metadata ([`SysInfo`]), as written.
@@ -233,7 +299,9 @@ pub(crate) mod tests {
                 version: "0.1.0".into(),
                 uapi_version: 1,
                 module_srcversion: None,
+                build: Some(Build::this()),
             },
+            start_monotonic_ns: Some(50_000_000_000),
             command_line: vec!["rtlat".into(), "run".into()],
             start_time: 1.0,
             end_time: 2.0,
@@ -271,6 +339,32 @@ pub(crate) mod tests {
                 dropped: 0,
                 stages,
             }],
+            gates: vec![GateReport {
+                expr: "thread.p99.99>20us".into(),
+                kind: "latency".into(),
+                limit: 20_000,
+                value: Some(31_000),
+                cpu: Some(0),
+                passed: false,
+                cpus: vec![crate::gate::GateValue {
+                    cpu: 0,
+                    value: Some(31_000),
+                    failed: true,
+                }],
+            }],
+            exit_code: Some(3),
+            housekeeping: Some(Housekeeping {
+                cpus: "1-3".into(),
+                chosen: "the online CPUs not measured".into(),
+                reader_ran_on: "2".into(),
+                status_ran_on: "1,3".into(),
+            }),
+            raw: Some(RawReport {
+                file: "run.csv".into(),
+                format: "csv".into(),
+                records: 901,
+                error: None,
+            }),
         }
     }
 
@@ -289,9 +383,72 @@ pub(crate) mod tests {
         let mut bad = v.clone();
         bad["settings"]["priority"] = 0.into();
         assert!(!validator.is_valid(&bad));
-        bad = v;
-        bad["surprise"] = 1.into();
+        bad = v.clone();
+        bad["settings"]["surprise"] = 1.into();
         assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["gates"][0]["passed"] = "no".into();
+        assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["exit_code"] = 7.into();
+        assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["raw"]["format"] = "xml".into();
+        assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["housekeeping"]["cpus"] = 1.into();
+        assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["tool"]["build"]["profile"] = 1.into();
+        assert!(!validator.is_valid(&bad));
+        bad = v.clone();
+        bad["system"]["kernel_config"]["options"]["CONFIG_HZ"] = 250.into();
+        assert!(!validator.is_valid(&bad));
+        // The reproduction metadata is there.
+        for k in [
+            "cpu_model",
+            "cpu_count",
+            "smt_control",
+            "hypervisor",
+            "virtualization",
+            "rcu_nocbs",
+            "irq_affinity",
+            "idle_states",
+            "sched_rt_runtime_us",
+            "kernel_config",
+        ] {
+            assert!(v["system"].get(k).is_some(), "system.{k}");
+        }
+        // Members added later are allowed at the top level.
+        let mut later = v.clone();
+        later["surprise"] = 1.into();
+        assert!(validator.is_valid(&later));
+        // A version 1 report: without the members version 2 added.
+        let mut v1 = v;
+        v1["schema_version"] = 1.into();
+        for k in [
+            "gates",
+            "exit_code",
+            "raw",
+            "housekeeping",
+            "start_monotonic_ns",
+        ] {
+            v1.as_object_mut().unwrap().remove(k);
+        }
+        v1["tool"].as_object_mut().unwrap().remove("build");
+        for k in ["cpu_model", "kernel_config", "irq_affinity", "idle_states"] {
+            v1["system"].as_object_mut().unwrap().remove(k);
+        }
+        assert!(
+            validator.is_valid(&v1),
+            "{:#?}",
+            validator
+                .iter_errors(&v1)
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+        );
+        let r: Report = serde_json::from_value(v1).unwrap();
+        assert!(r.gates.is_empty() && r.exit_code.is_none());
     }
 
     #[test]

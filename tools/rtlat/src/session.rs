@@ -5,6 +5,7 @@
 //! a stop by the device; then stop it and read every record.
 
 use std::{
+    collections::BTreeSet,
     io::{IsTerminal, Write},
     sync::{
         atomic::{AtomicBool, Ordering},
@@ -21,6 +22,7 @@ use crate::{
     live::Interval,
     mode::Mode,
     plan::{Phase, Plan},
+    raw::{RawReport, RawWriter},
     sched, signals,
     stream::Stream,
     sysinfo,
@@ -43,6 +45,13 @@ pub struct Ended {
     /// Wall-clock start and end, seconds since the epoch.
     pub start_time: f64,
     pub end_time: f64,
+    /// CLOCK_MONOTONIC at the start, ns.
+    pub start_monotonic_ns: u64,
+    /// The raw file, if one was written.
+    pub raw: Option<RawReport>,
+    /// The CPUs the reader thread and the status loop were seen on.
+    pub reader_ran_on: BTreeSet<u32>,
+    pub status_ran_on: BTreeSet<u32>,
 }
 
 fn now_epoch() -> f64 {
@@ -52,13 +61,26 @@ fn now_epoch() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// CLOCK_MONOTONIC now, ns.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 impl Run<'_> {
     /// Starts the configured session, streams its records (and runs the user
     /// threads) until `phase.duration`, Ctrl-C or a stop by the device,
-    /// stops it, and returns once every record was read.
-    pub fn session(&self, phase: &Phase) -> Result<Ended, String> {
+    /// stops it, and returns once every record was read; `raw` gets every
+    /// record as it came.
+    pub fn session(&self, phase: &Phase, raw: Option<RawWriter>) -> Result<Ended, String> {
         let (dev, plan, main_stage) = (self.dev, self.plan, self.plan.main_stage);
         let start_time = now_epoch();
+        let start_monotonic_ns = monotonic_ns();
         dev.start().map_err(|e| format!("start: {e}"))?;
         let started = Instant::now();
 
@@ -77,14 +99,22 @@ impl Run<'_> {
         let reader = {
             let mut rdev = dev.try_clone().map_err(|e| format!("reader: {e}"))?;
             let stream = stream.clone();
+            let mut raw = raw;
             thread::spawn(move || {
                 let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
-                while let Ok(Some(recs)) = rdev.read_records(&mut buf) {
+                let mut ran_on = BTreeSet::new();
+                while let Ok(n @ 1..) = rdev.read_raw(&mut buf) {
+                    ran_on.extend(sched::current_cpu());
+                    let recs = Device::decode_records(&buf[..n]);
+                    if let Some(w) = &mut raw {
+                        w.write(&buf[..n], &recs);
+                    }
                     let mut s = stream.lock().unwrap();
                     for r in &recs {
                         s.add(r, main_stage);
                     }
                 }
+                (raw.map(RawWriter::finish), ran_on)
             })
         };
         let stop_users = Arc::new(AtomicBool::new(false));
@@ -112,12 +142,16 @@ impl Run<'_> {
             }
         }
 
-        let tty = std::io::stdout().is_terminal() && !plan.quiet;
+        // The live view on a terminal; status lines instead with --interval.
+        let tty = std::io::stdout().is_terminal() && !plan.quiet && plan.interval.is_none();
         let mut printed_lines = 0usize;
         let mut last_print = Instant::now() - Duration::from_secs(1);
+        let mut last_status = Instant::now();
         let reason;
+        let mut status_ran_on = BTreeSet::new();
         loop {
             thread::sleep(Duration::from_millis(100));
+            status_ran_on.extend(sched::current_cpu());
             let st = dev.status()?;
             let elapsed = started.elapsed();
             if State::from_raw(st.state) == Some(State::Stopped) {
@@ -135,6 +169,18 @@ impl Run<'_> {
             if phase.duration.is_some_and(|d| elapsed >= d) {
                 reason = "duration";
                 break;
+            }
+            if signals::status_requested() {
+                // SIGUSR1, as cyclictest: the current summary on stderr.
+                let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
+                eprint!("{}", now.summary(&st));
+                // The live view starts below it.
+                printed_lines = 0;
+            }
+            if plan.interval.is_some_and(|i| last_status.elapsed() >= i) {
+                last_status = Instant::now();
+                let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
+                eprintln!("{}", now.status_line(&st));
             }
             if tty && last_print.elapsed() >= Duration::from_secs(1) {
                 last_print = Instant::now();
@@ -160,7 +206,9 @@ impl Run<'_> {
                 eprintln!("rtlat: user thread: {e}");
             }
         }
-        let _ = reader.join();
+        let (raw, reader_ran_on) = reader
+            .join()
+            .map_err(|_| "the reader thread panicked".to_string())?;
         let end_time = now_epoch();
         let stream = Arc::try_unwrap(stream)
             .map_err(|_| "the record stream is still in use".to_string())?
@@ -171,6 +219,10 @@ impl Run<'_> {
             stream,
             start_time,
             end_time,
+            start_monotonic_ns,
+            raw,
+            reader_ran_on,
+            status_ran_on,
         })
     }
 }

@@ -1,25 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Ctrl-C and SIGTERM: they end the session cleanly (the summary is printed,
-//! the JSON and SVG written) instead of killing the tool.
+//! the JSON and SVG written) instead of killing the tool. SIGUSR1, as with
+//! cyclictest: the current summary on stderr, and the run goes on.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static STATUS: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+extern "C" fn on_signal(sig: libc::c_int) {
+    if sig == libc::SIGUSR1 {
+        STATUS.store(true, Ordering::SeqCst);
+    } else {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+    }
 }
 
-/// Catches SIGINT and SIGTERM from now on.
+/// Catches SIGINT, SIGTERM and SIGUSR1 from now on; system calls a signal
+/// interrupts are restarted where they can be (`SA_RESTART`).
 pub fn install() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: The handler only stores to an atomic, which is async-signal-safe.
-        unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGUSR1] {
+        // SAFETY: The handler only stores to atomics, which is
+        // async-signal-safe; the sigaction is initialised.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
     }
+}
+
+/// True once after each SIGUSR1: the summary was asked for.
+pub fn status_requested() -> bool {
+    STATUS.swap(false, Ordering::SeqCst)
 }
 
 /// True once SIGINT or SIGTERM arrived.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sigusr1_asks_for_the_summary_and_does_not_stop() {
+        install();
+        assert!(!status_requested());
+        // SAFETY: raise() on this process, whose handler is installed.
+        unsafe { libc::raise(libc::SIGUSR1) };
+        assert!(status_requested());
+        assert!(!status_requested(), "once per signal");
+        assert!(!interrupted());
+    }
 }
