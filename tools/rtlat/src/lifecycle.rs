@@ -4,7 +4,8 @@
 //! options against the system (the plan), hold the CPU DMA latency if asked,
 //! open and configure the device, run the warm-up and the measured session,
 //! collect the final statistics, write the JSON and SVG, print the mode's
-//! summary. The exit status says whether a threshold was exceeded.
+//! summary. The exit status says whether a threshold was exceeded (the
+//! mode says what then).
 
 use std::process::ExitCode;
 
@@ -75,20 +76,18 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     files::write_json(&outcome)?;
     files::write_svg(&outcome, &info)?;
     let text = mode.on_end(&outcome);
-    Ok(finish(&outcome, text))
+    Ok(finish(&outcome, text, mode))
 }
 
-/// Prints the summary `text` and, if a threshold was exceeded, where; exit
-/// status 2 then.
-fn finish(o: &Outcome<'_>, text: String) -> ExitCode {
+/// Prints the summary `text` and, if a threshold was exceeded, what the mode
+/// says of it, and returns the exit status.
+fn finish(o: &Outcome<'_>, text: String, mode: &dyn Mode) -> ExitCode {
     print!("{text}");
     match &o.report.stop.trip {
         Some(t) => {
-            println!(
-                "rtlat: threshold exceeded on CPU {} ({} stage): {} ns at activation {}",
-                t.cpu, t.stage, t.value_ns, t.seq
-            );
-            ExitCode::from(2)
+            let (line, status) = mode.on_trip(t);
+            print!("{line}");
+            ExitCode::from(status)
         }
         None => ExitCode::SUCCESS,
     }

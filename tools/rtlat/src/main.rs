@@ -24,6 +24,7 @@ mod session;
 mod signals;
 mod stream;
 mod sysinfo;
+mod tally;
 
 use std::{process::ExitCode, time::Duration};
 
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }),
         Cmd::CheckJson { file } => return check_json::check(file),
+        Cmd::Timerlat { args } => return mode::timerlat::main(args),
     };
     match result {
         Ok(code) => code,
