@@ -5,7 +5,8 @@
 # is valid and consistent with the module's statistics, the SVG is produced
 # and well-formed, a forced threshold exits 3, a failed gate 4, a refused
 # command line 2, a missing module exits 1 with a message saying how to load
-# it; --warm-up reports only the measured part.
+# it; --warm-up reports only the measured part. rtlat timerlat prints rtla
+# timerlat's lines and exits as rtla does.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -45,7 +46,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 33
+ktap_set_plan 40
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -81,6 +82,26 @@ exits "-p below 100: exit 2, the hint names -P" 2 "-P/--priority 95" rtlat run -
 exits "-h VALUE: exit 2, naming --help and hist" 2 "'-h 100'.*--help.*rtlat hist" rtlat run -h 100 -d 1s
 exits "bad --fail-if: exit 2 naming the bad part" 2 "unknown stage 'thred'" \
 	rtlat run --fail-if 'thred.max>1us' -d 1s
+
+# rtla timerlat's command line, refused before the device is opened: what
+# rtla's option parser refuses exits 129 as rtla's; an rtla option rtlat
+# cannot honour is refused by name, exit 1.
+rtlat timerlat top -p 10 >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 129 ] && grep -q -- "--period" "$tmp/out"; then
+	ktap_test_pass "timerlat: bad command line: exit 129 as rtla"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
+	ktap_test_fail "timerlat: bad command line: exit 129 as rtla"
+fi
+rtlat timerlat top -a 50 -d 1 >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q -- "-a/--auto is not supported" "$tmp/out"; then
+	ktap_test_pass "timerlat -a: refused by name, exit 1"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
+	ktap_test_fail "timerlat -a: refused by name, exit 1"
+fi
 
 insmod "$mod"
 rtlat run --duration 2s -q --json "$tmp/run.json" --svg "$tmp/run.svg" >"$tmp/out" 2>&1
@@ -342,6 +363,83 @@ if [ $rc = 2 ] && grep -q '"reason": "threshold"' "$tmp/warmtrip.json" &&
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out" "$tmp/chk" 2>/dev/null)"
 	ktap_test_fail "run --warm-up: thresholds armed only after it"
+fi
+# rtlat timerlat: rtla timerlat's lines, from its format strings (Linux 7.3
+# timerlat_top.c, timerlat_hist.c), line by line.
+rtlat timerlat top -d 2s -c 0 -q >"$tmp/top" 2>"$tmp/err"
+rc=$?
+# (The value groups are spelled out: some awks do not repeat a group {n}.)
+if [ $rc = 0 ] && awk -v n='( +[0-9]+)' '
+	NR == 1 { ok = ($0 == "                                     Timer Latency                                              ") }
+	NR == 2 { ok = ok && /^  0 00:00:0[0-9]   [|]          IRQ Timer Latency [(]us[)]        [|]         Thread Timer Latency [(]us[)]$/ }
+	NR == 3 { ok = ok && ($0 == "CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max") }
+	NR == 4 { ok = ok && $0 ~ ("^  0 #[1-9][0-9]* +[|]" n n n n " [|]" n n n n "$") }
+	NR == 5 { ok = ok && ($0 == "---------------|----------------------------------------|---------------------------------------") }
+	NR == 6 { ok = ok && $0 ~ ("^ALL #[1-9][0-9]* +e[0-9] [|]" n n n " [|]" n n n "$") }
+	NR >= 3 { ok = ok && length($0) == 96 }
+	END { exit !(ok && NR == 6) }' "$tmp/top"; then
+	ktap_test_pass "timerlat top -q: rtla's header, CPU and ALL lines"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/top" "$tmp/err")"
+	ktap_test_fail "timerlat top -q: rtla's header, CPU and ALL lines"
+fi
+# -u: the thread context is rtlat's user thread, "Ret user" its response
+# time (a waiter later than a period leaves its activation without them).
+rtlat timerlat top -u -p 5000 -d 2s -c 0 -q >"$tmp/top" 2>"$tmp/err"
+rc=$?
+if [ $rc = 0 ] && awk -v n='( +[0-9]+)' -v v='( +([0-9]+|-))' '
+	NR == 2 { ok = /[|]         Thread Timer Latency [(]us[)]      [|]    Ret user Timer Latency [(]us[)]$/ }
+	NR == 3 { ok = ok && /[|]      cur       min       avg       max [|]      cur       min       avg       max$/ }
+	NR == 4 { ok = ok && $0 ~ ("^  0 #[1-9][0-9]* +[|]" n n n n " [|]" v v v v " [|]" v v v v "$") }
+	NR == 5 { ok = ok && /^-+[|]-+[|]-+[|]-+$/ && split($0, f, "|") == 4 &&
+		length(f[1]) == 15 && length(f[2]) == 40 && length(f[3]) == 40 && length(f[4]) == 39 }
+	NR >= 3 { ok = ok && length($0) == 137 }
+	END { exit !(ok && NR >= 6) }' "$tmp/top"; then
+	ktap_test_pass "timerlat top -u: Ret user columns"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/top" "$tmp/err")"
+	ktap_test_fail "timerlat top -u: Ret user columns"
+fi
+rtlat timerlat hist -d 2 -c 0 -E 50 --no-summary >"$tmp/hist" 2>"$tmp/err"
+rc=$?
+if [ $rc = 0 ] && awk '
+	NR == 1 { ok = ($0 == "# RTLA timerlat histogram") }
+	NR == 2 { ok = ok && ($0 == "# Time unit is microseconds (us)") }
+	NR == 3 { ok = ok && /^# Duration:   0 00:00:0[0-9]$/ }
+	NR == 4 { ok = ok && ($0 == "Index   IRQ-000   Thr-000") }
+	NR > 4 && !/^over: / { ok = ok && /^[0-9]+ +[0-9]+ +[0-9]+ $/ && $1 < 50 && length($0) == 26; rows++ }
+	NR > 4 { n += $2 + $3 }
+	/^over: / { ok = ok && /^over: +[0-9]+ +[0-9]+ $/ && length($0) == 26; over = NR }
+	END { exit !(ok && rows > 0 && over == NR && n > 0) }' "$tmp/hist"; then
+	ktap_test_pass "timerlat hist --no-summary: rtla's header, bucket and over lines"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/hist" "$tmp/err")"
+	ktap_test_fail "timerlat hist --no-summary: rtla's header, bucket and over lines"
+fi
+# Every sample is in a bucket or over: the buckets add up to count:, per CPU
+# and in the ALL columns.
+rtlat timerlat hist -d 2 -c 0 -E 50 >"$tmp/hist" 2>"$tmp/err"
+rc=$?
+if [ $rc = 0 ] && awk '
+	/^[0-9]/ || /^over: / { irq += $2; thr += $3 }
+	/^ALL: +IRQ +Thr$/ { all = 1 }
+	/^count:/ && !all { ci = $2; ct = $3 }
+	/^count:/ && all { ai = $2; at = $3 }
+	END { exit !(all && ci > 0 && irq == ci && thr == ct && ai == ci && at == ct) }' "$tmp/hist"; then
+	ktap_test_pass "timerlat hist: buckets and over add up to count"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/hist" "$tmp/err")"
+	ktap_test_fail "timerlat hist: buckets and over add up to count"
+fi
+# -T: rtla stops at a thread latency of that many µs or more, prints the
+# numbers, then its line, and exits 2.
+rtlat timerlat top -T 1 -d 20s -q >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 2 ] && grep -qx "timerlat hit stop tracing" "$tmp/out" && grep -q '^ALL #' "$tmp/out"; then
+	ktap_test_pass "timerlat -T: rtla's stop line, exit 2"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
+	ktap_test_fail "timerlat -T: rtla's stop line, exit 2"
 fi
 rmmod rtlat
 

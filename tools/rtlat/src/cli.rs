@@ -72,6 +72,13 @@ pub enum Cmd {
         #[arg(long, default_value_t = 5.0)]
         seconds: f64,
     },
+    /// rtla timerlat's command line and output: rtlat timerlat [top|hist] [OPTIONS].
+    #[command(disable_help_flag = true)]
+    Timerlat {
+        /// rtla timerlat's mode and options.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Check that a JSON report parses against this tool's schema.
     CheckJson {
         /// The report.

@@ -4,14 +4,15 @@
 //! options against the system (the plan), hold the CPU DMA latency if asked,
 //! open and configure the device, run the warm-up and the measured session,
 //! collect the final statistics, write the JSON and SVG, print the mode's
-//! summary. The exit status says whether a threshold was exceeded.
+//! summary. The exit status says whether a threshold was exceeded (the
+//! mode says what then).
 
 use std::process::ExitCode;
 
 use rtcore::uapi;
 
 use crate::{
-    cli::Common,
+    cli::{self, Common},
     collect::{self, Outcome},
     device::Device,
     files, gate,
@@ -101,26 +102,30 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         sysinfo::format_cpu_list(&Vec::from_iter(ended.status_ran_on.iter().copied()));
     let mut outcome = collect::collect(&dev, &cpus, &plan, &info, ended)?;
     outcome.report.housekeeping = Some(housekeeping);
-    let code = collect::exit_status(&outcome.report);
+    // The mode says how a trip reads and what it exits with (rtla's 2 for
+    // the timerlat front end, 3 for the native tool).
+    let trip = outcome.report.stop.trip.as_ref().map(|t| mode.on_trip(t));
+    let code = match (&trip, collect::exit_status(&outcome.report)) {
+        (Some((_, status)), cli::EXIT_THRESHOLD) => *status,
+        (_, code) => code,
+    };
     outcome.report.exit_code = Some(code);
     files::write_json(&outcome)?;
     files::write_svg(&outcome, &info)?;
     let text = mode.on_end(&outcome);
-    finish(&outcome, text);
+    finish(&outcome, text, trip.map(|(line, _)| line));
     Ok(ExitCode::from(code))
 }
 
-/// Prints the summary `text`, where a threshold was exceeded, the missed
-/// periods and dropped records (never silent: on stderr), and the gates.
-fn finish(o: &Outcome<'_>, text: String) {
+/// Prints the summary `text`, where a threshold was exceeded the mode's
+/// `trip_line`, the missed periods and dropped records (never silent: on
+/// stderr), and the gates.
+fn finish(o: &Outcome<'_>, text: String, trip_line: Option<String>) {
     print!("{text}");
-    let r = &o.report;
-    if let Some(t) = &r.stop.trip {
-        println!(
-            "rtlat: threshold exceeded on CPU {} ({} stage): {} ns at activation {}",
-            t.cpu, t.stage, t.value_ns, t.seq
-        );
+    if let Some(line) = trip_line {
+        print!("{line}");
     }
+    let r = &o.report;
     if r.totals.missed > 0 || r.totals.dropped > 0 || o.plan.gates.any() {
         eprintln!(
             "rtlat: {} missed periods, {} dropped records",

@@ -13,6 +13,7 @@ use crate::{
     output::{self, CpuLive, Live},
     plan::{Phase, Plan},
     stream::Stream,
+    tally::Tally,
 };
 
 /// The numbers of a running session at one moment.
@@ -26,6 +27,9 @@ pub struct Interval<'a> {
     pub tids: BTreeMap<u32, i32>,
     /// Since the session started.
     pub elapsed: Duration,
+    /// What the mode counted from the records so far, without the samples
+    /// per value.
+    pub tally: Option<Tally>,
 }
 
 impl<'a> Interval<'a> {
@@ -39,9 +43,13 @@ impl<'a> Interval<'a> {
         stream: &Mutex<Stream>,
         elapsed: Duration,
     ) -> Self {
-        let (act, tids) = {
+        let (act, tids, tally) = {
             let s = stream.lock().unwrap();
-            (s.act.clone(), s.tids.clone())
+            (
+                s.act.clone(),
+                s.tids.clone(),
+                s.tally.as_ref().map(Tally::summaries),
+            )
         };
         let cpus = cpus
             .iter()
@@ -71,6 +79,7 @@ impl<'a> Interval<'a> {
             cpus,
             tids,
             elapsed,
+            tally,
         }
     }
 
@@ -225,6 +234,7 @@ mod tests {
                 ),
             ],
             tids: BTreeMap::new(),
+            tally: None,
             elapsed: Duration::from_secs(3725),
         };
         let st = Status {

@@ -27,6 +27,7 @@ mod session;
 mod signals;
 mod stream;
 mod sysinfo;
+mod tally;
 
 use std::{process::ExitCode, time::Duration};
 
@@ -70,6 +71,7 @@ fn main() -> ExitCode {
         }),
         Cmd::CheckJson { file } => return check_json::check(file),
         Cmd::Compare { a, b, ns } => return compare::run(a, b, *ns),
+        Cmd::Timerlat { args } => return mode::timerlat::main(args),
     };
     match result {
         Ok(code) => code,

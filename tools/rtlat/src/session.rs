@@ -84,7 +84,7 @@ impl Run<'_> {
         dev.start().map_err(|e| format!("start: {e}"))?;
         let started = Instant::now();
 
-        let stream = Arc::new(Mutex::new(Stream::default()));
+        let stream = Arc::new(Mutex::new(Stream::new(self.mode.tally())));
         if !plan.user {
             // The kernel threads exist once START returned (none for a device
             // whose events are completed by its IRQ thread).
@@ -142,8 +142,11 @@ impl Run<'_> {
             }
         }
 
-        // The live view on a terminal; status lines instead with --interval.
-        let tty = std::io::stdout().is_terminal() && !plan.quiet && plan.interval.is_none();
+        // The live view on a terminal (or on any output, for a mode whose
+        // live text is meant as it is); status lines instead with --interval.
+        let as_is = self.mode.live_as_is();
+        let show_live =
+            (as_is || std::io::stdout().is_terminal()) && !plan.quiet && plan.interval.is_none();
         let mut printed_lines = 0usize;
         let mut last_print = Instant::now() - Duration::from_secs(1);
         let mut last_status = Instant::now();
@@ -182,14 +185,16 @@ impl Run<'_> {
                 let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
                 eprintln!("{}", now.status_line(&st));
             }
-            if tty && last_print.elapsed() >= Duration::from_secs(1) {
+            if show_live && last_print.elapsed() >= Duration::from_secs(1) {
                 last_print = Instant::now();
                 let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
                 let text = self.mode.on_interval(&now);
                 if printed_lines > 0 {
                     print!("\x1b[{printed_lines}A\x1b[J");
                 }
-                printed_lines = text.lines().count();
+                if !as_is {
+                    printed_lines = text.lines().count();
+                }
                 print!("{text}");
                 let _ = std::io::stdout().flush();
             }

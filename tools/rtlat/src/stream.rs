@@ -12,6 +12,8 @@ use rtcore::{
     uapi::{self, Stage},
 };
 
+use crate::tally::Tally;
+
 /// Width of a time bucket at the start, ns; it doubles whenever the run
 /// outgrows [`MAX_POINTS`].
 pub const SLOT_NS: u64 = 100_000_000;
@@ -155,14 +157,27 @@ pub struct Stream {
     /// Per CPU: the thread whose latency is the main stage (the kernel
     /// thread `rtlat/N`, or the user thread), for cyclictest's `T:` lines.
     pub tids: BTreeMap<u32, i32>,
+    /// What the mode counts itself from every record, if it does.
+    pub tally: Option<Tally>,
     /// Expected time of the session's first record: time 0 of the time line.
     t0: Option<u64>,
 }
 
 impl Stream {
+    /// An empty stream, counting into `tally` if the mode keeps one.
+    pub fn new(tally: Option<Tally>) -> Self {
+        Self {
+            tally,
+            ..Self::default()
+        }
+    }
+
     /// One record read from the device; `main` is the stage shown.
     pub fn add(&mut self, r: &uapi::Record, main: Stage) {
         self.records += 1;
+        if let Some(t) = &mut self.tally {
+            t.add(r);
+        }
         let v = r.lat_ns[main];
         if v < 0 {
             return;
@@ -212,6 +227,17 @@ mod tests {
         assert_eq!(max(0), [(0, 4_000, 1), (SLOT_NS, 7_000, 2)]);
         assert_eq!(max(1), [(0, 9_000, 1)]);
         assert_eq!(s.act[&0], 3_000);
+        assert!(s.tally.is_none());
+    }
+
+    #[test]
+    fn the_modes_tally_counts_every_record() {
+        let mut s = Stream::new(Some(Tally::new(1000, false)));
+        s.add(&rec(0, 0, 4_000), Stage::Thread);
+        s.add(&rec(0, 1, -1), Stage::Thread);
+        let t = s.tally.expect("a tally");
+        assert_eq!(t.get(0, Stage::Irq).count, 2);
+        assert_eq!(t.get(0, Stage::Thread).count, 1);
     }
 
     #[test]

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `rtlat timerlat [top|hist] [options]`: a drop-in front end for `rtla
+//! timerlat` (Linux 7.3, `tools/tracing/rtla`), measured with /dev/rtlat.
+//!
+//! rtla's options are mapped onto rtlat's own ([`args`]): the result is a
+//! native command line (`rtlat run` options) and the thresholds, so the run
+//! is the shared lifecycle's, with the mode of `top` ([`top`]) or `hist`
+//! ([`hist`]) printing rtla's output, built from rtla's format strings. An
+//! rtla option rtlat cannot honour is refused by name, never ignored.
+//!
+//! rtla's samples have three contexts; each shows one rtlat stage:
+//!
+//! | rtla context          | `-k` (default)   | `-u`                       |
+//! |-----------------------|------------------|----------------------------|
+//! | irq (`IRQ`)           | irq              | irq                        |
+//! | thread (`Thr`)        | thread (kernel)  | user (the user thread)     |
+//! | user return (`Usr`)   | -                | response                   |
+//!
+//! The numbers are rtla's arithmetic on rtlat's records: every latency is
+//! truncated to whole µs (ns with `-n`) first, then counted, summed (the
+//! average is the sum of truncated values over the count) and put in
+//! buckets of `-b` units.
+//!
+//! Exit status as rtla's: 0 done, 1 error (and an option refused), 2 a
+//! threshold stopped the run, 129 a command line rtla's parser refuses
+//! (and `-h`).
+
+mod args;
+mod hist;
+mod top;
+
+use std::{io::IsTerminal, process::ExitCode};
+
+use clap::Parser;
+use rtcore::uapi::Stage;
+
+use crate::{
+    cli::Common,
+    collect::Outcome,
+    lifecycle,
+    report::Trip,
+    tally::{Counts, Tally},
+};
+
+use args::{Parsed, View};
+
+/// The options of `rtlat run` a mapped command line is parsed with.
+#[derive(Parser)]
+#[command(no_binary_name = true)]
+struct Native {
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Runs `rtlat timerlat ARGS` (the arguments after `timerlat`).
+pub fn main(argv: &[String]) -> ExitCode {
+    let parsed = match args::parse(argv) {
+        Ok(p) => p,
+        Err(r) => {
+            match &r {
+                args::Refusal::Usage(e) => {
+                    let _ = e.print();
+                }
+                args::Refusal::Fatal(msg) => eprintln!("{msg}"),
+            }
+            return ExitCode::from(r.status());
+        }
+    };
+    match run(&parsed) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rtlat: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Carries out a parsed command line.
+fn run(p: &Parsed) -> Result<ExitCode, String> {
+    let mut common = Native::try_parse_from(&p.native)
+        .map_err(|e| format!("{}: {e}", p.native.join(" ")))?
+        .common;
+    common.thresholds = p.thresholds.clone();
+    house_keeping(p)?;
+    let pretty = std::io::stdout().is_terminal();
+    match &p.view {
+        View::Top(v) => {
+            let mut v = v.clone();
+            v.pretty = pretty && !v.quiet;
+            lifecycle::run(&common, &top::Top(v))
+        }
+        View::Hist(v) => lifecycle::run(&common, &hist::Hist(v.clone())),
+    }
+}
+
+/// rtla's house-keeping: with `-H`, the tool's own threads (the reader,
+/// the main loop) run on those CPUs only; with `-c` and without `-H`, off
+/// the measured CPUs if any other is allowed (rtla's
+/// `auto_house_keeping()`, which is quiet if it cannot). The user threads
+/// of `-u` pin themselves.
+fn house_keeping(p: &Parsed) -> Result<(), String> {
+    if let Some(hk) = &p.house_keeping {
+        return set_affinity(hk)
+            .map_err(|e| format!("Failed to set rtla to the house keeping CPUs: {e}"));
+    }
+    if let Some(cpus) = &p.cpus {
+        let allowed = affinity().unwrap_or_default();
+        let others: Vec<u32> = allowed
+            .iter()
+            .copied()
+            .filter(|c| !cpus.contains(c))
+            .collect();
+        if others.len() < allowed.len() && !others.is_empty() {
+            let _ = set_affinity(&others);
+        }
+    }
+    Ok(())
+}
+
+/// The CPUs the calling thread may run on.
+fn affinity() -> Result<Vec<u32>, std::io::Error> {
+    // SAFETY: A plain syscall on the calling thread with a zeroed set it fills.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((0..libc::CPU_SETSIZE as u32)
+            .filter(|&c| libc::CPU_ISSET(c as usize, &set))
+            .collect())
+    }
+}
+
+/// Lets the calling thread, and the threads it starts, run on `cpus` only.
+fn set_affinity(cpus: &[u32]) -> Result<(), std::io::Error> {
+    // SAFETY: A plain syscall on the calling thread with an initialised set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as u32) {
+            libc::CPU_SET(c as usize, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The numbers of one CPU in rtla's three contexts, in output units.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuData {
+    pub cpu: u32,
+    pub irq: Counts,
+    /// The thread context: the kernel thread, or with `-u` the user thread.
+    pub thread: Counts,
+    /// The user-return context of `-u`: the response time.
+    pub user: Counts,
+}
+
+impl CpuData {
+    /// rtla skips a CPU without irq and thread samples ("is this cpu
+    /// offline?").
+    fn has_data(&self) -> bool {
+        self.irq.count != 0 || self.thread.count != 0
+    }
+}
+
+/// The rtlat stage rtla's thread context shows.
+fn thread_stage(user: bool) -> Stage {
+    if user {
+        Stage::User
+    } else {
+        Stage::Thread
+    }
+}
+
+/// Every CPU of `tally`, in order, in rtla's contexts (`user`: `-u`).
+fn cpu_data(tally: Option<&Tally>, user: bool) -> Vec<CpuData> {
+    let Some(t) = tally else {
+        return Vec::new();
+    };
+    t.cpus
+        .keys()
+        .map(|&cpu| CpuData {
+            cpu,
+            irq: t.get(cpu, Stage::Irq),
+            thread: t.get(cpu, thread_stage(user)),
+            user: if user {
+                t.get(cpu, Stage::Response)
+            } else {
+                Counts::default()
+            },
+        })
+        .collect()
+}
+
+/// rtla's `get_duration()`: days (the `tm_yday` of the elapsed time),
+/// hours, minutes, seconds.
+fn duration(secs: u64) -> String {
+    format!(
+        "{:3} {:02}:{:02}:{:02}",
+        secs / 86400,
+        secs / 3600 % 24,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// The run's duration as rtla computes it: whole seconds of the wall clock
+/// at the end minus whole seconds at the start (`time(NULL)` both times).
+fn run_secs(o: &Outcome<'_>) -> u64 {
+    let (start, end) = (o.report.start_time.floor(), o.report.end_time.floor());
+    (end - start).max(0.0) as u64
+}
+
+/// rtla's `osnoise_report_missed_events()`: records the device dropped
+/// (its ring was full) are samples missing from the numbers.
+fn missed_events(o: &Outcome<'_>) -> String {
+    missed_line(o.report.totals.dropped, o.stream.records)
+}
+
+/// rtla's line for `missed` samples lost and `processed` counted.
+fn missed_line(missed: u64, processed: u64) -> String {
+    if missed == 0 {
+        return String::new();
+    }
+    format!(
+        "{} ({:.2}%) events missed, results might not be accurate\n",
+        missed,
+        missed as f64 / (processed + missed) as f64 * 100.0
+    )
+}
+
+/// What follows the statistics when a threshold stopped the run: rtla's
+/// line (`"%s hit stop tracing\n"` with the tracer's name) and, unless
+/// `--no-aa`, in place of rtla's auto analysis (which rtlat does not do),
+/// where it stopped; exit status 2.
+fn trip_text(t: &Trip, no_aa: bool) -> (String, u8) {
+    let mut s = String::from("timerlat hit stop tracing\n");
+    if !no_aa {
+        let ctx = if t.stage == Stage::Irq.name() {
+            "IRQ"
+        } else {
+            "Thread"
+        };
+        s += &format!(
+            "## CPU {} hit stop tracing: {} latency {:.2} us at activation {} ({} stage; no auto analysis) ##\n",
+            t.cpu,
+            ctx,
+            t.value_ns as f64 / 1000.0,
+            t.seq,
+            t.stage
+        );
+    }
+    (s, 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtcore::uapi::Record;
+
+    #[test]
+    fn durations_as_rtla() {
+        assert_eq!(duration(2), "  0 00:00:02");
+        assert_eq!(duration(3 * 86400 + 3600 + 61), "  3 01:01:01");
+        assert_eq!(duration(123 * 86400), "123 00:00:00");
+    }
+
+    #[test]
+    fn contexts_show_the_stages() {
+        let mut t = Tally::new(1000, false);
+        t.add(&Record {
+            cpu: 2,
+            lat_ns: [1_500, 3_500, 5_500, 9_500],
+            ..Default::default()
+        });
+        let k = cpu_data(Some(&t), false);
+        assert_eq!(k.len(), 1);
+        assert_eq!((k[0].cpu, k[0].irq.max, k[0].thread.max), (2, 1, 3));
+        assert_eq!(k[0].user, Counts::default());
+        let u = cpu_data(Some(&t), true);
+        assert_eq!((u[0].irq.max, u[0].thread.max, u[0].user.max), (1, 5, 9));
+        assert!(cpu_data(None, true).is_empty());
+    }
+
+    #[test]
+    fn missed_events_line() {
+        assert_eq!(missed_line(0, 100), "");
+        assert_eq!(
+            missed_line(1, 2),
+            "1 (33.33%) events missed, results might not be accurate\n"
+        );
+    }
+
+    #[test]
+    fn trip_lines() {
+        let t = Trip {
+            cpu: 3,
+            stage: "user".into(),
+            value_ns: 123_456,
+            seq: 42,
+        };
+        assert_eq!(
+            trip_text(&t, false),
+            (
+                "timerlat hit stop tracing\n## CPU 3 hit stop tracing: Thread latency 123.46 us at activation 42 (user stage; no auto analysis) ##\n".into(),
+                2
+            )
+        );
+        assert_eq!(
+            trip_text(&t, true),
+            ("timerlat hit stop tracing\n".into(), 2)
+        );
+        let irq = Trip {
+            stage: "irq".into(),
+            ..t
+        };
+        assert!(trip_text(&irq, false).0.contains(": IRQ latency 123.46 us"));
+    }
+}
