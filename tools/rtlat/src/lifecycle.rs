@@ -74,7 +74,12 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     let outcome = collect::collect(&dev, &cpus, &plan, &info, ended)?;
     files::write_json(&outcome)?;
     files::write_svg(&outcome, &info)?;
+    mode.write_files(&outcome)?;
     let text = mode.on_end(&outcome);
+    if let Some(code) = mode.peer_exit() {
+        print!("{text}");
+        return Ok(ExitCode::from(code));
+    }
     Ok(finish(&outcome, text))
 }
 
