@@ -46,6 +46,14 @@ pub enum Cmd {
     Run(Common),
     /// Histogram in rtla timerlat hist's shape, with percentiles.
     Hist(HistArgs),
+    /// cyclictest's options and output (T: lines, -h histogram, --json) on the user stage;
+    /// `rtlat cyclictest --help` lists them.
+    #[command(disable_help_flag = true)]
+    Cyclictest {
+        /// cyclictest's options, read as cyclictest reads them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// Tables, JSON and SVG from the raw output of scripts/bench.
     BenchReport {
         /// The guest's results log.

@@ -5,9 +5,11 @@
 //! else, from checking the options to writing the JSON and SVG, is the
 //! lifecycle every mode shares ([`crate::lifecycle`]).
 
+pub mod cyclictest;
 mod hist;
 mod top;
 
+pub use cyclictest::Cyclictest;
 pub use hist::Hist;
 pub use top::Top;
 
