@@ -6,7 +6,8 @@
 # and well-formed, a forced threshold exits 3, a failed gate 4, a refused
 # command line 2, a missing module exits 1 with a message saying how to load
 # it; --warm-up reports only the measured part. rtlat timerlat prints rtla
-# timerlat's lines and exits as rtla does.
+# timerlat's lines and exits as rtla does; rtlat cyclictest speaks
+# cyclictest's options and formats.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -46,7 +47,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 40
+ktap_set_plan 48
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -440,6 +441,127 @@ if [ $rc = 2 ] && grep -qx "timerlat hit stop tracing" "$tmp/out" && grep -q '^A
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
 	ktap_test_fail "timerlat -T: rtla's stop line, exit 2"
+fi
+
+# rtlat cyclictest: cyclictest's command line and formats on the user stage.
+# As cyclictest, -q with -h prints the histogram and no T: line.
+rtlat cyclictest -q -D 2 -i 1000 -p 80 -m -a 0 -t 1 -h 100 --json "$tmp/c.json" >"$tmp/ct" 2>"$tmp/cterr"
+rc=$?
+if [ $rc = 0 ] && [ "$(grep -c '^# Histogram$' "$tmp/ct")" = 1 ] &&
+	[ "$(grep -cE '^[0-9]{6} [0-9]{6}$' "$tmp/ct")" = 100 ] &&
+	grep -qE '^# Total: [0-9]{9}$' "$tmp/ct" && grep -qE '^# Min Latencies: [0-9]{5,}$' "$tmp/ct" &&
+	grep -qE '^# Avg Latencies: [0-9]{5,}$' "$tmp/ct" && grep -qE '^# Max Latencies: [0-9]{5,}$' "$tmp/ct" &&
+	grep -qE '^# Histogram Overflows: [0-9]{5,}$' "$tmp/ct" &&
+	grep -q '^# Histogram Overflow at cycle number:$' "$tmp/ct" && grep -qE '^# Thread 0:( [0-9]{5,})*( # [0-9]{5,} others)?$' "$tmp/ct" &&
+	! grep -q '^T:' "$tmp/ct"; then
+	ktap_test_pass "cyclictest -q -h: histogram block, no T: line"
+else
+	ktap_print_msg "exit $rc: $(head -3 "$tmp/ct") $(tail -9 "$tmp/ct") $(cat "$tmp/cterr")"
+	ktap_test_fail "cyclictest -q -h: histogram block, no T: line"
+fi
+# The keys of rt-tests' JSON in its order (bucket and thread numbers aside),
+# their types, and its histogram against the printed one: Total + Overflows
+# = cycles.
+keys=$(sed -n 's/^ *"\([^"]*\)":.*/\1/p' "$tmp/c.json" 2>/dev/null | grep -vE '^[0-9]+$' | tr '\n' ' ')
+jsum=$(awk -F': ' '/^        "[0-9]+": [0-9]+,?$/ { sub(",", "", $2); s += $2 } END { print s + 0 }' "$tmp/c.json" 2>/dev/null)
+cycles=$(sed -n 's/^      "cycles": \([0-9]*\),$/\1/p' "$tmp/c.json" 2>/dev/null)
+total=$(awk '/^# Total:/ { print $3 + 0 }' "$tmp/ct")
+over=$(awk '/^# Histogram Overflows:/ { print $4 + 0 }' "$tmp/ct")
+want="file_version cmdline: rt_test_version: start_time end_time return_code sysinfo sysname nodename release version machine realtime num_threads resolution_in_ns thread histogram cycles min max avg cpu node "
+ktap_print_msg "cyclictest 2 s: $cycles cycles, $total in the histogram, $over above"
+if [ "$keys" = "$want" ] && grep -q '^  "file_version": 1,$' "$tmp/c.json" &&
+	grep -q '^  "return_code": 0,$' "$tmp/c.json" && grep -qE '^    "realtime": [01]$' "$tmp/c.json" &&
+	grep -q '^  "num_threads": 1,$' "$tmp/c.json" && grep -q '^  "resolution_in_ns": 0,$' "$tmp/c.json" &&
+	grep -qE '^      "avg": [0-9]+\.[0-9]{2},$' "$tmp/c.json" && grep -q '^      "cpu": 0,$' "$tmp/c.json" &&
+	grep -qE '^      "node": -?[0-9]+$' "$tmp/c.json" && [ "${cycles:-0}" -gt 0 ] &&
+	[ "$jsum" = "$total" ] && [ $((total + over)) = "$cycles" ]; then
+	ktap_test_pass "cyclictest --json: rt-tests' keys, types and totals"
+else
+	ktap_print_msg "keys: $keys; json sum $jsum, total $total + over $over, cycles $cycles"
+	ktap_test_fail "cyclictest --json: rt-tests' keys, types and totals"
+fi
+# print_stat's widths: C:%7lu Min:%7ld Act:%5ld Avg:%5ld Max:%8ld; one line
+# per thread, thread N on the N-th CPU.
+rtlat cyclictest -q -D 1 -p 80 -t 2 -d 0 >"$tmp/ct" 2>"$tmp/cterr"
+rc=$?
+re='^T: [01] \( *[1-9][0-9]*\) P:80 I:1000 C:[ 0-9]{7} Min:[ 0-9]{7} Act:[ 0-9]{5} Avg:[ 0-9]{5} Max:[ 0-9]{8}$'
+if [ $rc = 0 ] && [ "$(grep -cE "$re" "$tmp/ct")" = 2 ] && [ "$(wc -l <"$tmp/ct")" = 2 ] &&
+	grep -q '^T: 0 ' "$tmp/ct" && grep -q '^T: 1 ' "$tmp/ct"; then
+	ktap_test_pass "cyclictest -q: T: lines in print_stat's widths"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/ct" "$tmp/cterr")"
+	ktap_test_fail "cyclictest -q: T: lines in print_stat's widths"
+fi
+rtlat cyclictest -q -p 80 -t 2 -d 0 -l 50 -i 5000 >"$tmp/ct" 2>"$tmp/cterr"
+rc=$?
+if [ $rc = 0 ] && [ "$(grep -c '^T: [01] .* C:     50 Min:' "$tmp/ct")" = 2 ]; then
+	ktap_test_pass "cyclictest -l: each thread stops at its count"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/ct" "$tmp/cterr")"
+	ktap_test_fail "cyclictest -l: each thread stops at its count"
+fi
+# -b in ns (-N): 1 ns trips at the first activation; cyclictest exits 0
+# and names the thread that broke, one of the thread ids.
+t0=$(date +%s)
+rtlat cyclictest -q -N -p 80 -i 5000 -b 1 -D 20 >"$tmp/ct" 2>"$tmp/cterr"
+rc=$?
+t1=$(date +%s)
+ids=$(sed -n 's/^# Thread Ids: //p' "$tmp/ct")
+brk=$(sed -n 's/^# Break thread: //p' "$tmp/ct")
+if [ $rc = 0 ] && [ -n "$brk" ] && [ "$(printf '%05d' "$brk")" = "$ids" ] &&
+	grep -qE '^# Break value: [1-9][0-9]*$' "$tmp/ct" && [ $((t1 - t0)) -lt 10 ] &&
+	! grep -q 'rtlat: threshold exceeded' "$tmp/ct"; then
+	ktap_test_pass "cyclictest -b: break thread and value, exit 0"
+else
+	ktap_print_msg "exit $rc after $((t1 - t0)) s: $(cat "$tmp/ct" "$tmp/cterr")"
+	ktap_test_fail "cyclictest -b: break thread and value, exit 0"
+fi
+trace=/sys/kernel/tracing
+if [ -w "$trace/trace_marker" ]; then
+	echo 1 >"$trace/tracing_on"
+	echo >"$trace/trace"
+	rtlat cyclictest -q -N -p 80 -i 5000 -b 1 -D 20 --tracemark >"$tmp/ct" 2>"$tmp/cterr"
+	rc=$?
+	on=$(cat "$trace/tracing_on")
+	if [ $rc = 0 ] && [ "$on" = 0 ] && grep -q 'hit latency threshold ([1-9][0-9]* > 1)' "$trace/trace"; then
+		ktap_test_pass "cyclictest --tracemark: marker written, or refused without tracefs"
+	else
+		ktap_print_msg "exit $rc, tracing_on $on: $(grep -m3 'threshold' "$trace/trace") $(cat "$tmp/cterr")"
+		ktap_test_fail "cyclictest --tracemark: marker written, or refused without tracefs"
+	fi
+	echo 1 >"$trace/tracing_on"
+	echo >"$trace/trace"
+else
+	rtlat cyclictest -q -p 80 -b 10 --tracemark >"$tmp/ct" 2>"$tmp/cterr"
+	rc=$?
+	if [ $rc = 2 ] && grep -q -- '--tracemark cannot be honoured' "$tmp/cterr"; then
+		ktap_test_pass "cyclictest --tracemark: marker written, or refused without tracefs"
+	else
+		ktap_print_msg "exit $rc: $(cat "$tmp/cterr")"
+		ktap_test_fail "cyclictest --tracemark: marker written, or refused without tracefs"
+	fi
+fi
+rtlat cyclictest -q -p 80 --frobnicate >"$tmp/ct" 2>"$tmp/cterr"
+rc=$?
+rtlat cyclictest -q -p 80 -x >"$tmp/ct2" 2>"$tmp/cterr2"
+rc2=$?
+if [ $rc = 2 ] && grep -q "unknown option '--frobnicate'" "$tmp/cterr" && [ "$(wc -l <"$tmp/cterr")" = 1 ] &&
+	[ $rc2 = 2 ] && grep -q '^rtlat cyclictest: -x cannot be honoured' "$tmp/cterr2" && [ ! -s "$tmp/ct" ]; then
+	ktap_test_pass "cyclictest: unknown or unhonoured option refused, exit 2"
+else
+	ktap_print_msg "exit $rc and $rc2: $(cat "$tmp/cterr" "$tmp/cterr2")"
+	ktap_test_fail "cyclictest: unknown or unhonoured option refused, exit 2"
+fi
+# Unlike cyclictest (which holds it at 0), the PM QoS CPU DMA latency is left
+# alone unless --latency asks, and standard error says so.
+rtlat cyclictest -p 80 -l 10 >"$tmp/ct" 2>"$tmp/cterr"
+rc=$?
+if [ $rc = 0 ] && grep -q 'cpu_dma_latency left as it is' "$tmp/cterr" &&
+	! grep -q 'cpu_dma_latency set to' "$tmp/ct" && grep -q '^policy: fifo: loadavg: ' "$tmp/ct"; then
+	ktap_test_pass "cyclictest: cpu_dma_latency left alone, and said"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/ct" "$tmp/cterr")"
+	ktap_test_fail "cyclictest: cpu_dma_latency left alone, and said"
 fi
 rmmod rtlat
 

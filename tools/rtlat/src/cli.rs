@@ -50,6 +50,14 @@ pub enum Cmd {
     Run(Common),
     /// Histogram in rtla timerlat hist's shape, with percentiles.
     Hist(HistArgs),
+    /// cyclictest's options and output (T: lines, -h histogram, --json) on the user stage;
+    /// `rtlat cyclictest --help` lists them.
+    #[command(disable_help_flag = true)]
+    Cyclictest {
+        /// cyclictest's options, read as cyclictest reads them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// Tables, JSON and SVG from the raw output of scripts/bench.
     BenchReport {
         /// The guest's results log.
@@ -324,6 +332,17 @@ fn parse_period(s: &str) -> Result<u64, String> {
 /// before clap sees them (a usage error). `args` includes the
 /// program name.
 pub fn refuse_reflexes(args: &[String]) -> Result<(), String> {
+    // The front ends take their peers' -h (cyclictest's histogram, rtla's
+    // help) as their peers do.
+    let front_end = |a: &String| a == "cyclictest" || a == "timerlat";
+    if args
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(front_end)
+    {
+        return Ok(());
+    }
     for (i, a) in args.iter().enumerate().skip(1) {
         if a == "--" {
             break;
@@ -425,5 +444,7 @@ mod tests {
         assert_eq!(r("rtlat run -d 5s -h --json x"), Ok(()));
         assert_eq!(r("rtlat run --help"), Ok(()));
         assert_eq!(r("rtlat run -- -h 100"), Ok(()));
+        assert_eq!(r("rtlat cyclictest -q -h 100"), Ok(()));
+        assert_eq!(r("rtlat timerlat hist -h"), Ok(()));
     }
 }

@@ -112,7 +112,13 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     outcome.report.exit_code = Some(code);
     files::write_json(&outcome)?;
     files::write_svg(&outcome, &info)?;
+    mode.write_files(&outcome)?;
     let text = mode.on_end(&outcome);
+    if let Some(code) = mode.peer_exit() {
+        // The mode reports the run, a trip included, its peer's way.
+        print!("{text}");
+        return Ok(ExitCode::from(code));
+    }
     finish(&outcome, text, trip.map(|(line, _)| line));
     Ok(ExitCode::from(code))
 }

@@ -11,6 +11,7 @@ mod check_json;
 mod cli;
 mod collect;
 mod compare;
+mod cyclictest;
 mod device;
 mod files;
 mod gate;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
     let result = match &cli.cmd {
         Cmd::Run(c) => lifecycle::run(c, &Top),
         Cmd::Hist(h) => lifecycle::run(&h.common, &Hist::new(h)),
+        Cmd::Cyclictest { args } => return cyclictest::main(args),
         Cmd::BenchJob { seconds } => {
             let cpus = sysinfo::online_cpus();
             bench::job(&cpus, Duration::from_secs_f64(*seconds), sched::pin_to).map(|rate| {

@@ -5,14 +5,31 @@
 //! else, from checking the options to writing the JSON and SVG, is the
 //! lifecycle every mode shares ([`crate::lifecycle`]).
 
+pub mod cyclictest;
 mod hist;
 pub mod timerlat;
 mod top;
 
+pub use cyclictest::Cyclictest;
 pub use hist::Hist;
 pub use top::Top;
 
+use std::sync::Arc;
+
+use rtcore::uapi::Record;
+
 use crate::{collect::Outcome, live::Interval, report::Trip, tally::Tally};
+
+/// What a user-stage thread does with each activation it measured, the way
+/// cyclictest's measuring threads keep their own numbers: called by that
+/// thread between two waits, so it must be short and must not block.
+pub trait UserSink: Send + Sync {
+    /// The record `USER_WAIT` returned to the thread of `cpu`; false when
+    /// that thread is done (it measured its count of activations): it stops
+    /// waiting, and once every user thread ended (done, or failed) the
+    /// session ends.
+    fn on_user(&self, cpu: u32, rec: &Record) -> bool;
+}
 
 /// What one measuring command shows of a run.
 pub trait Mode {
@@ -50,5 +67,30 @@ pub trait Mode {
             ),
             crate::cli::EXIT_THRESHOLD,
         )
+    }
+
+    /// The mode's own account of the user stage, kept by the user-stage
+    /// threads; none by default.
+    fn user_sink(&self) -> Option<Arc<dyn UserSink>> {
+        None
+    }
+
+    /// True if the text at the end replaces the last live text (erased
+    /// then), as a screen that is redrawn a last time; by default it
+    /// follows it.
+    fn replaces_live(&self) -> bool {
+        false
+    }
+
+    /// Files the mode writes at the end, besides `--json` and `--svg`.
+    fn write_files(&self, _end: &Outcome<'_>) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The exit status the mode's peer gives a run that completed, a
+    /// threshold trip included, which the mode then reports its peer's way
+    /// in its text; `None`: the tool's own (and its line on a trip).
+    fn peer_exit(&self) -> Option<u8> {
+        None
     }
 }

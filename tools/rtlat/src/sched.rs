@@ -1,25 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The tool's own real-time set-up: pinning a thread to a CPU, SCHED_FIFO
-//! for the user-stage threads, and locking the process's memory.
+//! The tool's own real-time set-up: pinning a thread to a CPU (or a set),
+//! SCHED_FIFO for the user-stage threads, and locking the process's memory.
 
-/// Restricts the calling thread to `cpus`.
+/// Restricts the calling thread to `cpus` (and the threads it starts
+/// after).
 pub fn pin_to_set(cpus: &[u32]) -> Result<(), String> {
-    // SAFETY: A plain syscall on the calling thread with an initialised set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            libc::CPU_SET(cpu as usize, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "cannot run on CPUs {}: {}",
-                crate::sysinfo::format_cpu_list(cpus),
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
-    Ok(())
+    set_affinity(cpus).map_err(|e| {
+        format!(
+            "cannot run on CPUs {}: {e}",
+            crate::sysinfo::format_cpu_list(cpus)
+        )
+    })
 }
 
 /// The CPUs the calling thread may run on.
@@ -44,15 +36,19 @@ pub fn current_cpu() -> Option<u32> {
 
 /// Pins the calling thread to `cpu`.
 pub fn pin_to(cpu: u32) -> Result<(), String> {
+    set_affinity(&[cpu]).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))
+}
+
+/// Lets the calling thread run on `cpus` (and the threads it starts after).
+pub fn set_affinity(cpus: &[u32]) -> std::io::Result<()> {
     // SAFETY: A plain syscall on the calling thread with an initialised set.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu as usize, &mut set);
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as u32) {
+            libc::CPU_SET(c as usize, &mut set);
+        }
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "cannot pin to CPU {cpu}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(std::io::Error::last_os_error());
         }
     }
     Ok(())

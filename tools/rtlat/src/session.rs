@@ -39,7 +39,9 @@ pub struct Run<'a> {
 
 /// A session that ended (and is stopped).
 pub struct Ended {
-    /// `duration`, `interrupted`, `threshold` or `error`.
+    /// `duration`, `interrupted`, `threshold`, `error`, or `count`: every
+    /// user thread of a mode with a [`crate::mode::UserSink`] ended (it
+    /// measured the count its sink asked, or it failed and says why).
     pub reason: &'static str,
     pub stream: Stream,
     /// Wall-clock start and end, seconds since the epoch.
@@ -118,11 +120,13 @@ impl Run<'_> {
             })
         };
         let stop_users = Arc::new(AtomicBool::new(false));
+        let sink = self.mode.user_sink();
         let mut users = Vec::new();
         if plan.user {
             for &cpu in self.cpus {
                 let udev = dev.try_clone().map_err(|e| format!("user thread: {e}"))?;
                 let stop = stop_users.clone();
+                let sink = sink.clone();
                 let prio = plan.priority;
                 let stream = stream.clone();
                 users.push(thread::spawn(move || -> Result<(), String> {
@@ -132,7 +136,11 @@ impl Run<'_> {
                     stream.lock().unwrap().tids.insert(cpu, tid);
                     while !stop.load(Ordering::Relaxed) {
                         match udev.user_wait() {
-                            Ok(_) => {}
+                            Ok(rec) => {
+                                if sink.as_ref().is_some_and(|s| !s.on_user(cpu, &rec)) {
+                                    break;
+                                }
+                            }
                             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                             Err(_) => break,
                         }
@@ -173,6 +181,10 @@ impl Run<'_> {
                 reason = "duration";
                 break;
             }
+            if sink.is_some() && !users.is_empty() && users.iter().all(|u| u.is_finished()) {
+                reason = "count";
+                break;
+            }
             if signals::status_requested() {
                 // SIGUSR1, as cyclictest: the current summary on stderr.
                 let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
@@ -199,8 +211,9 @@ impl Run<'_> {
                 let _ = std::io::stdout().flush();
             }
         }
-        if printed_lines > 0 && phase.warm_up {
-            // The measured session's lines replace the warm-up's.
+        if printed_lines > 0 && (phase.warm_up || self.mode.replaces_live()) {
+            // The measured session's lines replace the warm-up's; the
+            // mode's text at the end replaces its live text.
             print!("\x1b[{printed_lines}A\x1b[J");
             let _ = std::io::stdout().flush();
         }

@@ -82,7 +82,6 @@ fn run(p: &Parsed) -> Result<ExitCode, String> {
         .map_err(|e| format!("{}: {e}", p.native.join(" ")))?
         .common;
     common.thresholds = p.thresholds.clone();
-    house_keeping(p)?;
     let pretty = std::io::stdout().is_terminal();
     match &p.view {
         View::Top(v) => {
@@ -92,59 +91,6 @@ fn run(p: &Parsed) -> Result<ExitCode, String> {
         }
         View::Hist(v) => lifecycle::run(&common, &hist::Hist(v.clone())),
     }
-}
-
-/// rtla's house-keeping: with `-H`, the tool's own threads (the reader,
-/// the main loop) run on those CPUs only; with `-c` and without `-H`, off
-/// the measured CPUs if any other is allowed (rtla's
-/// `auto_house_keeping()`, which is quiet if it cannot). The user threads
-/// of `-u` pin themselves.
-fn house_keeping(p: &Parsed) -> Result<(), String> {
-    if let Some(hk) = &p.house_keeping {
-        return set_affinity(hk)
-            .map_err(|e| format!("Failed to set rtla to the house keeping CPUs: {e}"));
-    }
-    if let Some(cpus) = &p.cpus {
-        let allowed = affinity().unwrap_or_default();
-        let others: Vec<u32> = allowed
-            .iter()
-            .copied()
-            .filter(|c| !cpus.contains(c))
-            .collect();
-        if others.len() < allowed.len() && !others.is_empty() {
-            let _ = set_affinity(&others);
-        }
-    }
-    Ok(())
-}
-
-/// The CPUs the calling thread may run on.
-fn affinity() -> Result<Vec<u32>, std::io::Error> {
-    // SAFETY: A plain syscall on the calling thread with a zeroed set it fills.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((0..libc::CPU_SETSIZE as u32)
-            .filter(|&c| libc::CPU_ISSET(c as usize, &set))
-            .collect())
-    }
-}
-
-/// Lets the calling thread, and the threads it starts, run on `cpus` only.
-fn set_affinity(cpus: &[u32]) -> Result<(), std::io::Error> {
-    // SAFETY: A plain syscall on the calling thread with an initialised set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as u32) {
-            libc::CPU_SET(c as usize, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }
 
 /// The numbers of one CPU in rtla's three contexts, in output units.

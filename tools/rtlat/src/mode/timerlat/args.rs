@@ -305,8 +305,6 @@ pub struct Parsed {
     pub thresholds: Vec<Threshold>,
     /// `-c`.
     pub cpus: Option<Vec<u32>>,
-    /// `-H`.
-    pub house_keeping: Option<Vec<u32>>,
     pub view: View,
 }
 
@@ -413,6 +411,12 @@ pub fn parse<S: AsRef<str>>(argv: &[S]) -> Result<Parsed, Refusal> {
     if let Some(c) = &opts.cpus {
         arg("--cpus", Some(c.list.clone()));
     }
+    // rtla's house-keeping: with -H the tool's own threads run there; with
+    // -c alone off the measured CPUs (auto_house_keeping()), the native
+    // tool's default.
+    if let Some(h) = &opts.house_keeping {
+        arg("--housekeeping", Some(h.list.clone()));
+    }
     if let Some(Priority::Fifo(p)) = opts.priority {
         arg("--priority", Some(p.to_string()));
     }
@@ -477,7 +481,6 @@ pub fn parse<S: AsRef<str>>(argv: &[S]) -> Result<Parsed, Refusal> {
         native,
         thresholds,
         cpus: opts.cpus.as_ref().map(|c| c.cpus.clone()),
-        house_keeping: opts.house_keeping.as_ref().map(|c| c.cpus.clone()),
         view,
     })
 }
@@ -565,6 +568,8 @@ mod tests {
             [
                 "--period",
                 "200",
+                "--housekeeping",
+                "0",
                 "--priority",
                 "90",
                 "--user",
@@ -575,7 +580,6 @@ mod tests {
                 "3s"
             ]
         );
-        assert_eq!(p.house_keeping, Some(vec![0]));
         // rtla stops at 30 µs or more: the device above 29999 ns; with -u
         // the thread context is the user thread.
         assert_eq!(

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `rtlat cyclictest [options]`: cyclictest's command line and output on
+//! `/dev/rtlat`'s user stage, the closest to what cyclictest measures: one
+//! pinned SCHED_FIFO thread per CPU, woken at every interval (there by the
+//! module's hard-IRQ hrtimer and its kernel thread, in cyclictest by its own
+//! `clock_nanosleep`), its latency taken when it runs again.
+//!
+//! The options are read as rt-tests 2.x reads them ([`opts`]) and become a
+//! [`Common`] for the one lifecycle every measuring command shares; the
+//! output is [`Cyclictest`]'s, a [`crate::mode::Mode`]. What cannot be
+//! honoured is refused by name, exit status 2. Unlike cyclictest, and like
+//! cyclictest with `--default-system`, `/dev/cpu_dma_latency` is left alone
+//! unless asked (`--latency`), and a line on standard error says so.
+
+pub mod opts;
+
+use std::{
+    fs::{self, File, OpenOptions},
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
+
+use clap::Parser;
+use rtcore::uapi::Stage;
+
+use crate::{
+    cli::{Cli, Cmd, Common, Threshold},
+    lifecycle,
+    mode::{cyclictest::TraceMark, Cyclictest},
+    sched, sysinfo,
+};
+use opts::{Env, Parsed, Refused, Settings};
+
+/// Exit status of a refused command line.
+const EXIT_USAGE: u8 = 2;
+
+const USAGE: &str = "\
+rtlat cyclictest: cyclictest's options and output on /dev/rtlat's user stage
+(one pinned SCHED_FIFO thread per CPU blocked in the device).
+
+Usage: rtlat cyclictest <options>
+
+-a [CPUSET] --affinity     thread N on the N-th CPU of CPUSET (default: of the
+                           CPUs the process may run on); one thread per CPU
+-b USEC  --breaktrace=USEC stop when a latency > USEC (trace marker with
+                           --tracemark); exit status 0, as cyclictest
+-c 0     --clock=monotonic the only clock
+-d DIST  --distance=DIST   only 0 with more than one thread and no -h
+-D TIME  --duration=TIME   seconds, or with m, h, d
+         --default-system  the default here: /dev/cpu_dma_latency is left alone
+-h US    --histogram=US    histogram of 1-unit buckets 0..US-1 after the run
+-H US    --histofall=US    the same with a summary column
+         --histfile=PATH   the histogram into PATH instead of standard output
+-i INTV  --interval=INTV   interval in us, 50 to 1000000 (default 1000)
+         --json=FILE       results in rt-tests' JSON layout (- for stdout)
+         --laptop          /dev/cpu_dma_latency is left alone (the default)
+         --latency=PM_QOS  hold /dev/cpu_dma_latency at PM_QOS us (only then)
+-l LOOPS --loops=LOOPS     activations per thread (default 0: endless)
+         --mainaffinity=CPUSET  where the main thread runs
+-m       --mlockall        memory is always locked
+-N       --nsecs           nanoseconds instead of microseconds
+-p PRIO  --priority=PRIO   SCHED_FIFO priority 1..99 (required: SCHED_OTHER,
+                           cyclictest's default, is refused)
+         --policy=fifo     (other, batch, idle, rr are refused)
+-q       --quiet           a summary only at the end
+-S       --smp             one thread per CPU (with -d 0 or -h)
+-t [NUM] --threads[=NUM]   NUM threads, or one per CPU
+         --tracemark       with -b: cyclictest's trace marker, then tracing off
+-u       --unbuffered      output is flushed at once anyway
+         --help            this text
+
+Refused (exit status 2): -A/--aligned, --secaligned, -c other than monotonic,
+-F/--fifo, -M, -o, -r, -R, -s, -v, -x, --deepest-idle-state, --priospread,
+--smi, --spike, --spike-nodes, --dbg_cyclictest, --policy other than fifo.
+The device node is $RTLAT_DEVICE, or /dev/rtlat.
+See Documentation/rtlat-tool.rst, \"cyclictest front end\".
+";
+
+/// `rtlat cyclictest ARGS` (the words after `cyclictest`).
+pub fn main(args: &[String]) -> ExitCode {
+    let env = Env {
+        possible: fs::read_to_string("/sys/devices/system/cpu/possible")
+            .ok()
+            .and_then(|s| sysinfo::parse_cpu_list(s.trim()).ok())
+            .unwrap_or_else(sysinfo::online_cpus),
+        configured: configured_cpus(),
+        allowed: sched::affinity(),
+    };
+    let s = match opts::parse(args, &env) {
+        Ok(Parsed::Help) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Parsed::Run(s)) => s,
+        Err(Refused(why)) => return refused(&why),
+    };
+    for w in &s.warnings {
+        eprintln!("{w}");
+    }
+    let tracemark = if s.tracemark && s.breaktrace != 0 {
+        match open_tracemark() {
+            Ok(t) => Some(t),
+            Err(why) => return refused(&format!("--tracemark cannot be honoured: {why}")),
+        }
+    } else {
+        None
+    };
+    match run(s, tracemark) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rtlat: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn refused(why: &str) -> ExitCode {
+    eprintln!("rtlat cyclictest: {why} (rtlat cyclictest --help)");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// libnuma's `numa_num_configured_cpus`: the `cpuN` of sysfs.
+fn configured_cpus() -> u32 {
+    fs::read_dir("/sys/devices/system/cpu")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("cpu"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .count() as u32
+}
+
+/// rt-tests' `get_tracefs_prefix`: /sys/kernel/tracing, else where
+/// /proc/mounts has tracefs.
+fn tracefs() -> Option<PathBuf> {
+    let std = Path::new("/sys/kernel/tracing");
+    if std.join("trace_marker").exists() {
+        return Some(std.to_path_buf());
+    }
+    fs::read_to_string("/proc/mounts")
+        .ok()?
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let (_, dir, ty) = (w.next()?, w.next()?, w.next()?);
+            (ty == "tracefs").then(|| PathBuf::from(dir))
+        })
+        .next()
+}
+
+/// The files `--tracemark` writes: `trace_marker` (required) and `tracing_on`.
+fn open_tracemark() -> Result<TraceMark, String> {
+    let dir = tracefs().ok_or("no tracefs (mount it on /sys/kernel/tracing)")?;
+    let open = |name: &str| OpenOptions::new().write(true).open(dir.join(name));
+    let marker =
+        open("trace_marker").map_err(|e| format!("{}: {e}", dir.join("trace_marker").display()))?;
+    let tracing_on = match open("tracing_on") {
+        Ok(f) => Some(f),
+        Err(_) => {
+            eprintln!(
+                "WARN: unable to open tracing_on file: {}",
+                dir.join("tracing_on").display()
+            );
+            None
+        }
+    };
+    Ok(TraceMark { marker, tracing_on })
+}
+
+/// The NUMA node of `cpu` (-1 without NUMA), as cyclictest's JSON has it.
+fn numa_node(cpu: u32) -> i64 {
+    fs::read_dir(format!("/sys/devices/system/cpu/cpu{cpu}"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
+        .unwrap_or(-1)
+}
+
+/// The options of the lifecycle for `s`: the user stage on `s`'s CPUs at
+/// its interval and priority, its `-b` threshold, no JSON or SVG of the
+/// tool's own (the mode writes cyclictest's).
+fn common(s: &Settings) -> Result<Common, String> {
+    let Cmd::Run(mut c) = Cli::try_parse_from(["rtlat", "run"])
+        .map_err(|e| e.to_string())?
+        .cmd
+    else {
+        return Err("the default options of rtlat run".into());
+    };
+    if let Some(dev) = std::env::var_os("RTLAT_DEVICE") {
+        c.device = dev.into();
+    }
+    c.duration = s.duration;
+    c.cpus = Some(opts::cpu_list(&s.cpus));
+    c.period = s.interval_us;
+    c.priority = s.priority;
+    c.user = true;
+    c.thresholds = s
+        .break_ns()
+        .map(|ns| Threshold {
+            stage: Stage::User,
+            ns,
+        })
+        .into_iter()
+        .collect();
+    c.quiet = s.quiet;
+    c.ns = s.nsecs;
+    Ok(c)
+}
+
+fn run(s: Settings, tracemark: Option<TraceMark>) -> Result<ExitCode, String> {
+    let c = common(&s)?;
+    // cyclictest's set_latency_target, but only when asked.
+    let _dma: Option<File> = if s.laptop {
+        eprintln!("WARN: not setting cpu_dma_latency to save battery power");
+        None
+    } else if s.default_system {
+        eprintln!("WARN: not setting cpu_dma_latency from cyclictest");
+        None
+    } else if let Some(us) = s.latency {
+        match sysinfo::hold_cpu_dma_latency(us) {
+            Ok(f) => {
+                println!("# /dev/cpu_dma_latency set to {us}us");
+                Some(f)
+            }
+            Err(e) => {
+                eprintln!("WARN: {e}");
+                None
+            }
+        }
+    } else {
+        if !s.quiet {
+            eprintln!(
+                "rtlat cyclictest: /dev/cpu_dma_latency left as it is ({}), as with \
+                 --default-system; --latency=0 holds it at 0 as cyclictest does by default",
+                sysinfo::cpu_dma_latency().map_or("unreadable".into(), |v| format!("{v} us"))
+            );
+        }
+        None
+    };
+    if let Some(m) = &s.main_affinity {
+        // Before any other thread starts: they inherit it (the measuring
+        // threads then pin themselves).
+        if let Err(e) = sched::set_affinity(m) {
+            eprintln!("WARN: Couldn't setaffinity in main thread: {e}");
+        }
+    }
+    let nodes = s
+        .cpus
+        .iter()
+        .map(|&cpu| {
+            if s.smp || !Path::new("/sys/devices/system/node").exists() {
+                -1
+            } else {
+                numa_node(cpu)
+            }
+        })
+        .collect();
+    let mode = Cyclictest::new(s, tracemark, nodes);
+    lifecycle::run(&c, &mode)
+}

@@ -1,0 +1,1332 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! cyclictest's command line, read as rt-tests 2.x reads it: glibc
+//! `getopt_long` with cyclictest's option string and long options (short
+//! clusters, `--name=value` and `--name value`, unambiguous prefixes of long
+//! names, the optional arguments of `-a`, `-t`, `-A` and `--secaligned`
+//! taken from the next word when it looks like one), `atoi` for numbers,
+//! `parse_time_string` for `-D`, libnuma's cpustring syntax for `-a` and
+//! `--mainaffinity`, then `process_options`' checks and defaults. What
+//! rtlat cannot do the way cyclictest does it is refused by name
+//! ([`Refused`]), never ignored.
+
+use std::time::Duration;
+
+/// A command line `rtlat cyclictest` does not run, and why: one line, exit
+/// status 2.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+fn refuse<T>(msg: impl Into<String>) -> Result<T, Refused> {
+    Err(Refused(msg.into()))
+}
+
+/// The CPUs a cpuset resolves against.
+#[derive(Clone, Debug)]
+pub struct Env {
+    /// Possible CPUs (`/sys/devices/system/cpu/possible`): what a cpuset may name.
+    pub possible: Vec<u32>,
+    /// Configured CPUs (libnuma's `numa_num_configured_cpus`): what `!` inverts over.
+    pub configured: u32,
+    /// The process's affinity: where `-S`, `-t` and `-a` without a cpuset put threads.
+    pub allowed: Vec<u32>,
+}
+
+/// Scheduling policy of `--policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Other,
+    Batch,
+    Idle,
+    Fifo,
+    Rr,
+}
+
+impl Policy {
+    /// cyclictest's `handlepolicy`: a case-insensitive prefix match, and
+    /// SCHED_OTHER for anything it does not know (`normal` included).
+    fn from_name(name: &str) -> Self {
+        let starts = |p: &str| {
+            name.len() >= p.len() && name.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+        };
+        if starts("other") {
+            Self::Other
+        } else if starts("batch") {
+            Self::Batch
+        } else if starts("idle") {
+            Self::Idle
+        } else if starts("fifo") {
+            Self::Fifo
+        } else if starts("rr") {
+            Self::Rr
+        } else {
+            Self::Other
+        }
+    }
+
+    /// cyclictest's `policyname`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Other => "other",
+            Self::Batch => "batch",
+            Self::Idle => "idle",
+            Self::Fifo => "fifo",
+            Self::Rr => "rr",
+        }
+    }
+
+    fn realtime(self) -> bool {
+        matches!(self, Self::Fifo | Self::Rr)
+    }
+}
+
+/// How threads are placed (cyclictest's `setaffinity`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Affinity {
+    Unspecified,
+    /// Thread N on the N-th CPU the process may run on.
+    UseAll,
+    /// Thread N on the N-th CPU of the set (round robin).
+    Specified(Vec<u32>),
+}
+
+/// The largest histogram (`HIST_MAX`).
+pub const HIST_MAX: u32 = 1_000_000;
+/// cyclictest's default distance between thread intervals, µs.
+const DEFAULT_DISTANCE: i32 = 500;
+/// Smallest and largest interval the device measures, µs.
+const INTERVAL_US: std::ops::RangeInclusive<i32> = 50..=1_000_000;
+
+/// What a `rtlat cyclictest` command line asks for.
+#[derive(Debug, PartialEq)]
+pub enum Parsed {
+    /// `--help` (or `-?`): print the usage, exit 0.
+    Help,
+    /// Measure.
+    Run(Settings),
+}
+
+/// cyclictest's `-h`/`-H` histogram.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Histogram {
+    /// Buckets of one unit (µs, ns with `-N`): 0 to `size - 1`; above is an overflow.
+    pub size: u32,
+    /// `-H`: a column summing the threads.
+    pub summary: bool,
+    /// `--histfile`: write it there instead of standard output.
+    pub file: Option<String>,
+}
+
+/// A cyclictest command line rtlat runs, resolved as cyclictest resolves it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// Thread N's CPU, ascending (one thread per CPU).
+    pub cpus: Vec<u32>,
+    /// SCHED_FIFO priority (`P:`).
+    pub priority: u32,
+    /// The policy shown on the live line.
+    pub policy: Policy,
+    /// `I:`, µs.
+    pub interval_us: u64,
+    /// `-D`; `None`: until Ctrl-C or `-l`.
+    pub duration: Option<Duration>,
+    /// `-l`: activations per thread; `None`: endless.
+    pub loops: Option<u64>,
+    pub histogram: Option<Histogram>,
+    /// `--json FILE` (`-` is standard output).
+    pub json: Option<String>,
+    pub quiet: bool,
+    /// `-N`: values in ns.
+    pub nsecs: bool,
+    /// `-b`: the break threshold as given (in the output unit); 0: none. A
+    /// negative one never trips, but the thread ids are still printed.
+    pub breaktrace: i32,
+    /// `--tracemark` (with `-b`): write cyclictest's trace marker and stop tracing.
+    pub tracemark: bool,
+    /// `--latency`: hold /dev/cpu_dma_latency at this many µs (only when asked).
+    pub latency: Option<i32>,
+    /// `--default-system`.
+    pub default_system: bool,
+    /// `--laptop`.
+    pub laptop: bool,
+    /// `--mainaffinity`, or `-a`'s cpuset: where the main thread runs.
+    pub main_affinity: Option<Vec<u32>>,
+    /// `-S`: no NUMA node is looked up (cyclictest's JSON says node -1).
+    pub smp: bool,
+    /// cyclictest's own messages about the command line, for standard error.
+    pub warnings: Vec<String>,
+}
+
+impl Settings {
+    /// The `-b` threshold on the user stage, in ns: cyclictest breaks when
+    /// the latency in its unit (µs truncated, or ns) exceeds `-b`; the
+    /// device stops when the ns latency exceeds the threshold.
+    pub fn break_ns(&self) -> Option<u64> {
+        let b = u64::try_from(self.breaktrace).ok().filter(|&b| b > 0)?;
+        Some(if self.nsecs { b } else { (b + 1) * 1000 - 1 })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HasArg {
+    No,
+    Required,
+    Optional,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Opt {
+    Affinity,
+    Aligned,
+    Breaktrace,
+    Clock,
+    DefaultSystem,
+    Distance,
+    Duration,
+    Latency,
+    Fifo,
+    Histogram,
+    Histofall,
+    Histfile,
+    Interval,
+    Json,
+    Laptop,
+    Loops,
+    MainAffinity,
+    Mlockall,
+    Refresh,
+    Nsecs,
+    Oscope,
+    Priority,
+    Quiet,
+    Priospread,
+    Relative,
+    Resolution,
+    Secaligned,
+    System,
+    Smi,
+    Smp,
+    Spike,
+    SpikeNodes,
+    Threads,
+    Tracemark,
+    Unbuffered,
+    Verbose,
+    DbgCyclictest,
+    Policy,
+    Help,
+    PosixTimers,
+    DeepestIdleState,
+}
+
+use HasArg::{No, Optional, Required};
+
+/// cyclictest's long options (rt-tests 2.10, a superset of the earlier 2.x).
+const LONG: &[(&str, HasArg, Opt)] = &[
+    ("affinity", Optional, Opt::Affinity),
+    ("aligned", Optional, Opt::Aligned),
+    ("breaktrace", Required, Opt::Breaktrace),
+    ("clock", Required, Opt::Clock),
+    ("default-system", No, Opt::DefaultSystem),
+    ("distance", Required, Opt::Distance),
+    ("duration", Required, Opt::Duration),
+    ("latency", Required, Opt::Latency),
+    ("fifo", Required, Opt::Fifo),
+    ("histogram", Required, Opt::Histogram),
+    ("histofall", Required, Opt::Histofall),
+    ("histfile", Required, Opt::Histfile),
+    ("interval", Required, Opt::Interval),
+    ("json", Required, Opt::Json),
+    ("laptop", No, Opt::Laptop),
+    ("loops", Required, Opt::Loops),
+    ("mainaffinity", Required, Opt::MainAffinity),
+    ("mlockall", No, Opt::Mlockall),
+    ("refresh_on_max", No, Opt::Refresh),
+    ("nsecs", No, Opt::Nsecs),
+    ("oscope", Required, Opt::Oscope),
+    ("priority", Required, Opt::Priority),
+    ("quiet", No, Opt::Quiet),
+    ("priospread", No, Opt::Priospread),
+    ("relative", No, Opt::Relative),
+    ("resolution", No, Opt::Resolution),
+    ("secaligned", Optional, Opt::Secaligned),
+    ("system", No, Opt::System),
+    ("smi", No, Opt::Smi),
+    ("smp", No, Opt::Smp),
+    ("spike", Required, Opt::Spike),
+    ("spike-nodes", Required, Opt::SpikeNodes),
+    ("threads", Optional, Opt::Threads),
+    ("tracemark", No, Opt::Tracemark),
+    ("unbuffered", No, Opt::Unbuffered),
+    ("verbose", No, Opt::Verbose),
+    ("dbg_cyclictest", No, Opt::DbgCyclictest),
+    ("policy", Required, Opt::Policy),
+    ("help", No, Opt::Help),
+    ("posix_timers", No, Opt::PosixTimers),
+    ("deepest-idle-state", Required, Opt::DeepestIdleState),
+];
+
+/// cyclictest's option string `a::A::b:c:d:D:F:h:H:i:l:MNo:p:mqrRsSt::uvx`.
+const SHORT: &[(char, HasArg, Opt)] = &[
+    ('a', Optional, Opt::Affinity),
+    ('A', Optional, Opt::Aligned),
+    ('b', Required, Opt::Breaktrace),
+    ('c', Required, Opt::Clock),
+    ('d', Required, Opt::Distance),
+    ('D', Required, Opt::Duration),
+    ('F', Required, Opt::Fifo),
+    ('h', Required, Opt::Histogram),
+    ('H', Required, Opt::Histofall),
+    ('i', Required, Opt::Interval),
+    ('l', Required, Opt::Loops),
+    ('M', No, Opt::Refresh),
+    ('N', No, Opt::Nsecs),
+    ('o', Required, Opt::Oscope),
+    ('p', Required, Opt::Priority),
+    ('m', No, Opt::Mlockall),
+    ('q', No, Opt::Quiet),
+    ('r', No, Opt::Relative),
+    ('R', No, Opt::Resolution),
+    ('s', No, Opt::System),
+    ('S', No, Opt::Smp),
+    ('t', Optional, Opt::Threads),
+    ('u', No, Opt::Unbuffered),
+    ('v', No, Opt::Verbose),
+    ('x', No, Opt::PosixTimers),
+];
+
+/// One option getopt returned.
+struct Item {
+    opt: Opt,
+    /// As written, for messages (`-p`, `--priority`).
+    name: String,
+    /// `optarg`.
+    value: Option<String>,
+    /// Index of the word after the option's word (`optind`), where an
+    /// optional argument not attached to its option is looked for.
+    next: usize,
+}
+
+/// getopt_long over `args` (without the program name): the options in
+/// order, each or the error getopt reports there; and the operands with
+/// their index. Stops at `--`.
+fn getopt(args: &[String]) -> (Vec<Result<Item, Refused>>, Vec<usize>) {
+    let mut items = Vec::new();
+    let mut operands = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "--" {
+            operands.extend(i..args.len());
+            break;
+        }
+        if let Some(body) = a.strip_prefix("--") {
+            let (name, inline) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (body, None),
+            };
+            let found = match LONG.iter().find(|l| l.0 == name) {
+                Some(l) => Ok(l),
+                None => {
+                    let cands: Vec<_> = LONG.iter().filter(|l| l.0.starts_with(name)).collect();
+                    match cands.as_slice() {
+                        [] => Err(format!("unknown option '--{name}'")),
+                        [one] => Ok(*one),
+                        many => Err(format!(
+                            "option '--{name}' is ambiguous: {}",
+                            many.iter()
+                                .map(|l| format!("--{}", l.0))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                    }
+                }
+            };
+            let item = found.and_then(|&(long, has, opt)| {
+                let name = format!("--{long}");
+                let value = match (has, inline) {
+                    (No, Some(_)) => return Err(format!("option '{name}' takes no argument")),
+                    (No, None) | (Optional, None) => None,
+                    (_, Some(v)) => Some(v),
+                    (Required, None) => match args.get(i) {
+                        Some(v) => {
+                            i += 1;
+                            Some(v.clone())
+                        }
+                        None => return Err(format!("option '{name}' requires an argument")),
+                    },
+                };
+                Ok(Item {
+                    opt,
+                    name,
+                    value,
+                    next: i,
+                })
+            });
+            items.push(item.map_err(Refused));
+            continue;
+        }
+        let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            operands.push(i - 1);
+            continue;
+        };
+        for (at, c) in cluster.char_indices() {
+            let rest = &cluster[at + c.len_utf8()..];
+            let Some(&(_, has, opt)) = SHORT.iter().find(|s| s.0 == c) else {
+                // glibc answers '?' for an unknown option, and cyclictest's
+                // '?' is its help.
+                items.push(if c == '?' {
+                    Ok(Item {
+                        opt: Opt::Help,
+                        name: "-?".into(),
+                        value: None,
+                        next: i,
+                    })
+                } else {
+                    Err(Refused(format!("unknown option '-{c}'")))
+                });
+                continue;
+            };
+            let name = format!("-{c}");
+            let value = match has {
+                No => None,
+                Optional => (!rest.is_empty()).then(|| rest.to_string()),
+                Required if !rest.is_empty() => Some(rest.to_string()),
+                Required => match args.get(i) {
+                    Some(v) => {
+                        i += 1;
+                        Some(v.clone())
+                    }
+                    None => {
+                        items.push(Err(Refused(format!(
+                            "option '{name}' requires an argument"
+                        ))));
+                        break;
+                    }
+                },
+            };
+            let ends = has != No;
+            items.push(Ok(Item {
+                opt,
+                name,
+                value,
+                next: i,
+            }));
+            if ends {
+                break;
+            }
+        }
+    }
+    (items, operands)
+}
+
+/// C's `strtol(s, &end, 10)`: leading white space, a sign, decimal digits
+/// (saturating); the value and how many bytes were read (0: none).
+fn strtol(s: &str) -> (i64, usize) {
+    let b = s.as_bytes();
+    let mut at = b
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
+        .count();
+    let neg = match b.get(at) {
+        Some(b'-') => {
+            at += 1;
+            true
+        }
+        Some(b'+') => {
+            at += 1;
+            false
+        }
+        _ => false,
+    };
+    let digits = b[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return (0, 0);
+    }
+    let mut v: i64 = 0;
+    for &d in &b[at..at + digits] {
+        let d = i64::from(d - b'0');
+        v = if neg {
+            v.saturating_mul(10).saturating_sub(d)
+        } else {
+            v.saturating_mul(10).saturating_add(d)
+        };
+    }
+    (v, at + digits)
+}
+
+/// C's `atoi`: `strtol` converted to `int` (0 when there is no number).
+pub fn atoi(s: &str) -> i32 {
+    strtol(s).0 as i32
+}
+
+/// rt-tests' `parse_time_string`: seconds, or with a suffix m/M, h/H, d/D
+/// minutes, hours or days (anything else after the number, `s` included,
+/// is ignored).
+pub fn parse_time_string(s: &str) -> i64 {
+    let (v, end) = strtol(s);
+    let t = i64::from(v as i32);
+    match s.as_bytes().get(end) {
+        Some(b'm' | b'M') => t * 60,
+        Some(b'h' | b'H') => t * 3600,
+        Some(b'd' | b'D') => t * 86400,
+        _ => t,
+    }
+}
+
+/// C's `strtoul(s, &end, 0)` as libnuma reads a CPU number: white space, a
+/// sign, then hexadecimal after `0x`, octal after `0`, else decimal; the
+/// value (wrapped, as C does for `-`) and the bytes read (0: none).
+fn strtoul0(s: &str) -> (u64, usize) {
+    let b = s.as_bytes();
+    let mut at = b
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
+        .count();
+    let neg = match b.get(at) {
+        Some(b'-') => {
+            at += 1;
+            true
+        }
+        Some(b'+') => {
+            at += 1;
+            false
+        }
+        _ => false,
+    };
+    let (radix, start) = if b.get(at) == Some(&b'0')
+        && matches!(b.get(at + 1), Some(b'x' | b'X'))
+        && b.get(at + 2).is_some_and(u8::is_ascii_hexdigit)
+    {
+        (16, at + 2)
+    } else if b.get(at) == Some(&b'0') {
+        (8, at)
+    } else {
+        (10, at)
+    };
+    let n = b[start..]
+        .iter()
+        .take_while(|&&c| (c as char).is_digit(radix))
+        .count();
+    if n == 0 {
+        return (0, 0);
+    }
+    let mut v: u64 = 0;
+    for &c in &b[start..start + n] {
+        v = v
+            .saturating_mul(u64::from(radix))
+            .saturating_add(u64::from((c as char).to_digit(radix).unwrap_or(0)));
+    }
+    (if neg { v.wrapping_neg() } else { v }, start + n)
+}
+
+/// libnuma's `numa_parse_cpustring_all` and rt-tests' `parse_cpumask`: a
+/// list of CPUs and ranges (`0-3,6`), `all`, `!` (all but), `+` (relative
+/// to the possible CPUs); with `!` or `+` only the CPUs the process may run
+/// on. `Err` where libnuma does not parse it, `Ok(None)` for an empty set
+/// (cyclictest's NULL mask).
+fn parse_cpumask(s: &str, env: &Env) -> Result<Option<Vec<u32>>, ()> {
+    let allowed = |c: u64| env.possible.iter().any(|&p| u64::from(p) == c);
+    let mut mask: Vec<u32> = Vec::new();
+    let mut rest = s;
+    let invert = rest.starts_with('!');
+    if invert {
+        rest = &rest[1..];
+    }
+    let relative = rest.starts_with('+');
+    if relative {
+        rest = &rest[1..];
+    }
+    // libnuma's get_nr: a number, or with `+` the number-th possible CPU.
+    let nr = |s: &str| -> (u64, usize) {
+        let (v, n) = strtoul0(s);
+        if !relative || n == 0 {
+            return (v, n);
+        }
+        let cpu = usize::try_from(v)
+            .ok()
+            .and_then(|k| env.possible.get(k))
+            .map_or(u64::MAX, |&c| u64::from(c));
+        (cpu, n)
+    };
+    if !s.is_empty() {
+        loop {
+            if rest == "all" {
+                mask.extend(&env.possible);
+                break;
+            }
+            let (a, n) = nr(rest);
+            if n == 0 || !allowed(a) {
+                return Err(());
+            }
+            mask.push(a as u32);
+            rest = &rest[n..];
+            if let Some(r) = rest.strip_prefix('-') {
+                let (b, n2) = nr(r);
+                if n2 == 0 || !allowed(b) {
+                    return Err(());
+                }
+                mask.extend((a..=b).filter(|&c| allowed(c)).map(|c| c as u32));
+                rest = &r[n2..];
+            }
+            match rest.strip_prefix(',') {
+                Some(r) => rest = r,
+                None if rest.is_empty() => break,
+                None => return Err(()),
+            }
+        }
+    }
+    mask.sort_unstable();
+    mask.dedup();
+    if invert {
+        mask = (0..env.configured).filter(|c| !mask.contains(c)).collect();
+    }
+    if mask.is_empty() {
+        return Ok(None);
+    }
+    if s.contains(['!', '+']) {
+        mask.retain(|c| env.allowed.contains(c));
+    }
+    Ok(Some(mask))
+}
+
+/// `rtlat cyclictest ARGS` (without the program name): help, settings to
+/// run, or why not.
+pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
+    let mut affinity = Affinity::Unspecified;
+    let mut option_affinity = false;
+    let mut smp = false;
+    let mut num_threads: i32 = 1;
+    let mut priority: i32 = 0;
+    let mut policy = Policy::Other;
+    let mut interval: i32 = 1000;
+    let mut distance: i32 = -1;
+    let mut duration: i64 = 0;
+    let mut max_cycles: i32 = 0;
+    let mut histogram: i32 = 0;
+    let mut histofall = false;
+    let mut histfile = None;
+    let mut json = None;
+    let mut quiet = false;
+    let mut nsecs = false;
+    let mut breaktrace = 0;
+    let mut tracemark = false;
+    let mut latency = None;
+    let mut default_system = false;
+    let mut laptop = false;
+    let mut main_affinity = None;
+    let mut warnings = Vec::new();
+
+    let (items, operands) = getopt(args);
+    // Words taken as an optional argument from after their option.
+    let mut taken = Vec::new();
+    // The next word, if it is an operand getopt left there.
+    let peek = |next: usize| args.get(next).map(String::as_str);
+    for item in items {
+        let Item {
+            opt,
+            name,
+            value,
+            next,
+        } = item?;
+        let v = value.as_deref().unwrap_or("");
+        let cannot = |why: &str| refuse(format!("{name} cannot be honoured: {why}"));
+        match opt {
+            Opt::Help => return Ok(Parsed::Help),
+            Opt::Affinity => {
+                option_affinity = true;
+                let set = match &value {
+                    Some(s) => Some(s.clone()),
+                    None => peek(next)
+                        .filter(|w| atoi(w) != 0 || w.starts_with(['0', '!', '+', 'a']))
+                        .map(|w| {
+                            taken.push(next);
+                            w.to_string()
+                        }),
+                };
+                if smp {
+                    // Ignored, with a warning below (and so is its cpuset).
+                    continue;
+                }
+                affinity = match set {
+                    Some(s) => match parse_cpumask(&s, env) {
+                        Ok(Some(m)) => Affinity::Specified(m),
+                        _ => return refuse(format!("{name} '{s}': not a set of possible CPUs")),
+                    },
+                    None => Affinity::UseAll,
+                };
+            }
+            Opt::Aligned | Opt::Secaligned => {
+                return cannot(
+                    "the module arms each CPU's first activation one interval after the start, \
+                     not at a common or aligned time",
+                )
+            }
+            Opt::Breaktrace => breaktrace = atoi(v),
+            Opt::Clock => {
+                if !matches!(v, "0" | "monotonic") {
+                    return refuse(format!(
+                        "{name} {v} cannot be honoured: the module's timer runs on CLOCK_MONOTONIC"
+                    ));
+                }
+            }
+            Opt::DefaultSystem => default_system = true,
+            Opt::Distance => distance = atoi(v),
+            Opt::Duration => duration = parse_time_string(v),
+            Opt::Latency => latency = Some(atoi(v).max(0)),
+            Opt::Fifo => return cannot("no named pipe of live statistics"),
+            Opt::Histofall | Opt::Histogram => {
+                histofall |= opt == Opt::Histofall;
+                histogram = atoi(v);
+                if histogram == 0 {
+                    return refuse(format!("{name} '{v}': the histogram needs a size in µs"));
+                }
+            }
+            Opt::Histfile => histfile = Some(v.to_string()),
+            Opt::Interval => interval = atoi(v),
+            Opt::Json => json = Some(v.to_string()),
+            Opt::Laptop => laptop = true,
+            Opt::Loops => max_cycles = atoi(v),
+            Opt::MainAffinity => match parse_cpumask(v, env) {
+                Ok(Some(m)) => main_affinity = Some(m),
+                _ => return refuse(format!("{name} '{v}': not a set of possible CPUs")),
+            },
+            Opt::Mlockall => {}
+            Opt::Refresh => return cannot("the live lines are refreshed once a second"),
+            Opt::Nsecs => nsecs = true,
+            Opt::Oscope | Opt::Verbose => {
+                return cannot("no per-activation output (rtlat run --json keeps every statistic)")
+            }
+            Opt::Priority => {
+                priority = atoi(v);
+                if !policy.realtime() {
+                    policy = Policy::Fifo;
+                }
+            }
+            Opt::Quiet => quiet = true,
+            Opt::Priospread => {
+                return cannot("every measuring thread runs at the one priority of -p")
+            }
+            Opt::Relative | Opt::System | Opt::PosixTimers => {
+                return cannot(
+                    "the timer is the module's absolute hard-IRQ hrtimer, \
+                     not clock_nanosleep, nanosleep, itimers or POSIX timers",
+                )
+            }
+            Opt::Resolution => return cannot("the clock resolution is not checked"),
+            Opt::Smi => return cannot("SMIs are not counted"),
+            Opt::Smp => {
+                if option_affinity && !smp {
+                    // As on any system with NUMA (libnuma initialised by -a).
+                    return refuse(format!(
+                        "{name}: numa and smp options are mutually exclusive (-a before -S)"
+                    ));
+                }
+                smp = true;
+                num_threads = -1;
+                affinity = Affinity::UseAll;
+            }
+            Opt::Spike | Opt::SpikeNodes => return cannot("spikes are not recorded one by one"),
+            Opt::Threads => {
+                let n = match &value {
+                    Some(s) => atoi(s),
+                    None => match peek(next).filter(|w| atoi(w) != 0) {
+                        Some(w) => {
+                            taken.push(next);
+                            atoi(w)
+                        }
+                        None => -1,
+                    },
+                };
+                if smp {
+                    // Ignored (and so is its number).
+                    warnings.push("WARN: -t ignored due to smp mode".into());
+                    continue;
+                }
+                num_threads = n;
+            }
+            Opt::Tracemark => tracemark = true,
+            Opt::Unbuffered => {}
+            Opt::DbgCyclictest => return cannot("there is no clock resolution check to debug"),
+            Opt::Policy => policy = Policy::from_name(v),
+            Opt::DeepestIdleState => {
+                return cannot("idle states are reported, not changed (see the JSON of rtlat run)")
+            }
+        }
+    }
+    if let Some(&w) = operands.iter().find(|w| !taken.contains(w)) {
+        return refuse(format!("unexpected argument '{}'", args[w]));
+    }
+
+    // process_options' checks and defaults, in its order.
+    if affinity == Affinity::Unspecified {
+        // rt-tests 2.0 to 2.6 (Debian 12's cyclictest): -a without a set.
+        affinity = Affinity::UseAll;
+    }
+    if option_affinity && smp {
+        warnings.push("WARN: -a ignored due to smp mode".into());
+    }
+    if histogram < 0 {
+        return refuse(format!(
+            "-h/-H {histogram}: the histogram size must be positive"
+        ));
+    }
+    let histogram = (histogram as u32).min(HIST_MAX);
+    if histogram != 0 && distance != -1 {
+        warnings.push("WARN: distance is ignored and set to 0, if histogram enabled".into());
+    }
+    if distance == -1 {
+        distance = DEFAULT_DISTANCE;
+    }
+    if !(0..=99).contains(&priority) {
+        return refuse(format!("-p {priority}: the priority must be 0 to 99"));
+    }
+    if num_threads == -1 {
+        num_threads = match &affinity {
+            Affinity::Specified(m) => m.len() as i32,
+            _ => env.allowed.len() as i32,
+        };
+    }
+    if priority != 0 && !policy.realtime() {
+        warnings.push("policy and priority don't match: setting policy to SCHED_FIFO".into());
+        policy = Policy::Fifo;
+    }
+    if policy.realtime() && priority == 0 {
+        priority = num_threads + 1;
+        warnings.push(format!("defaulting realtime priority to {priority}"));
+    }
+    if num_threads < 1 {
+        return refuse(format!("-t {num_threads}: at least one thread"));
+    }
+
+    // What rtlat can measure of it.
+    match policy {
+        Policy::Fifo => {}
+        Policy::Rr => {
+            return refuse("--policy rr cannot be honoured: the measuring threads run SCHED_FIFO")
+        }
+        _ => {
+            return refuse(format!(
+                "SCHED_{} cannot be honoured (cyclictest's default without -p): the measuring \
+                 threads run SCHED_FIFO; give -p PRIO",
+                policy.name().to_uppercase()
+            ))
+        }
+    }
+    if priority > 99 {
+        return refuse(format!(
+            "{num_threads} threads: the default priority {priority} is above 99; give -p PRIO"
+        ));
+    }
+    let pool = match &affinity {
+        Affinity::Specified(m) => m.clone(),
+        _ => env.allowed.clone(),
+    };
+    if pool.is_empty() {
+        return refuse("no CPU to run on");
+    }
+    let cpus: Vec<u32> = (0..num_threads as usize)
+        .map(|i| pool[i % pool.len()])
+        .collect();
+    if cpus.len() > pool.len() {
+        return refuse(format!(
+            "{num_threads} threads on {} CPU(s) ({}) cannot be honoured: rtlat measures one \
+             thread per CPU",
+            pool.len(),
+            cpu_list(&pool)
+        ));
+    }
+    if num_threads > 1 && histogram == 0 && distance != 0 {
+        return refuse(format!(
+            "-d {distance}{}: thread N would wake every {interval} + N*{distance} us, but rtlat \
+             measures every CPU at one interval; give -d 0 (or -h, which sets it to 0)",
+            if distance == DEFAULT_DISTANCE {
+                " (the default)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if !INTERVAL_US.contains(&interval) {
+        return refuse(format!(
+            "-i {interval}: the interval must be {} to {} us",
+            INTERVAL_US.start(),
+            INTERVAL_US.end()
+        ));
+    }
+    if duration < 0 {
+        return refuse(format!("-D {duration}: a duration cannot be negative"));
+    }
+    // cyclictest's -a also sets the main thread's affinity, which
+    // --mainaffinity then replaces.
+    let main_affinity = main_affinity.or(match &affinity {
+        Affinity::Specified(m) if !smp => Some(m.clone()),
+        _ => None,
+    });
+    Ok(Parsed::Run(Settings {
+        cpus,
+        priority: priority as u32,
+        policy,
+        interval_us: interval as u64,
+        duration: (duration > 0).then(|| Duration::from_secs(duration as u64)),
+        loops: u64::try_from(max_cycles).ok().filter(|&l| l > 0),
+        histogram: (histogram > 0).then_some(Histogram {
+            size: histogram,
+            summary: histofall,
+            file: histfile,
+        }),
+        json,
+        quiet,
+        nsecs,
+        breaktrace,
+        tracemark,
+        latency,
+        default_system,
+        laptop,
+        main_affinity,
+        smp,
+        warnings,
+    }))
+}
+
+/// A CPU list as `0-3,6`.
+pub fn cpu_list(cpus: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A system with CPUs 0-7, all of them allowed.
+    fn env() -> Env {
+        Env {
+            possible: (0..8).collect(),
+            configured: 8,
+            allowed: (0..8).collect(),
+        }
+    }
+
+    fn parse_with(args: &str, env: &Env) -> Result<Parsed, Refused> {
+        let args: Vec<String> = args.split_whitespace().map(String::from).collect();
+        parse(&args, env)
+    }
+
+    /// The settings of `rtlat cyclictest ARGS`.
+    fn run(args: &str) -> Settings {
+        match parse_with(args, &env()) {
+            Ok(Parsed::Run(s)) => s,
+            other => panic!("{args}: {other:?}"),
+        }
+    }
+
+    /// Why `rtlat cyclictest ARGS` is refused.
+    fn refused(args: &str) -> String {
+        match parse_with(args, &env()) {
+            Err(Refused(why)) => why,
+            other => panic!("{args}: accepted: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_with_a_priority() {
+        let s = run("-p 80");
+        assert_eq!(s.cpus, [0]);
+        assert_eq!((s.priority, s.policy), (80, Policy::Fifo));
+        assert_eq!(s.interval_us, 1000);
+        assert_eq!(
+            (s.duration, s.loops, s.histogram.clone()),
+            (None, None, None)
+        );
+        assert!(!s.quiet && !s.nsecs && !s.smp && !s.tracemark);
+        assert_eq!((s.breaktrace, s.break_ns()), (0, None));
+        assert_eq!(
+            (s.latency, s.default_system, s.laptop),
+            (None, false, false)
+        );
+        assert_eq!((s.json.clone(), s.main_affinity.clone()), (None, None));
+        assert!(s.warnings.is_empty());
+    }
+
+    #[test]
+    fn priority_and_policy() {
+        for a in [
+            "-p 80",
+            "-p80",
+            "--priority=80",
+            "--priority 80",
+            "--prior 80",
+            "-mqp80",
+        ] {
+            assert_eq!(run(a).priority, 80, "{a}");
+        }
+        assert!(refused("--prio 80").contains("ambiguous"));
+        assert_eq!(refused("-p 100"), "-p 100: the priority must be 0 to 99");
+        assert_eq!(refused("-p -1"), "-p -1: the priority must be 0 to 99");
+        // Without -p, or with a policy that is not real-time: SCHED_OTHER.
+        for a in [
+            "",
+            "-t 1",
+            "--policy=other",
+            "--policy batch",
+            "--policy=idle",
+            "--policy normal",
+        ] {
+            assert!(
+                refused(a).contains("cannot be honoured") && refused(a).contains("-p PRIO"),
+                "{a}"
+            );
+        }
+        assert!(refused("").starts_with("SCHED_OTHER"));
+        assert!(refused("--policy batch").starts_with("SCHED_BATCH"));
+        assert!(refused("--policy=rr -p 5").starts_with("--policy rr cannot be honoured"));
+        // A policy without a priority: num_threads + 1, as cyclictest says.
+        let s = run("--policy=FIFO");
+        assert_eq!(s.priority, 2);
+        assert_eq!(s.warnings, ["defaulting realtime priority to 2"]);
+        assert_eq!(run("-p 0").priority, 2);
+        let s = run("-S -h 10 -p 0");
+        assert_eq!(s.priority, 9);
+        // -p makes a policy that is not real-time SCHED_FIFO ...
+        let s = run("--policy normal -p 5");
+        assert_eq!((s.priority, s.policy), (5, Policy::Fifo));
+        assert!(s.warnings.is_empty());
+        // ... and so does a priority with such a policy after it, as cyclictest says.
+        let s = run("-p 5 --policy=batch");
+        assert_eq!((s.priority, s.policy), (5, Policy::Fifo));
+        assert_eq!(
+            s.warnings,
+            ["policy and priority don't match: setting policy to SCHED_FIFO"]
+        );
+    }
+
+    #[test]
+    fn interval_duration_loops() {
+        for a in [
+            "-i 200",
+            "-i200",
+            "--interval=200",
+            "--interval 200",
+            "--int 200",
+        ] {
+            assert_eq!(run(&format!("-p 1 {a}")).interval_us, 200, "{a}");
+        }
+        assert_eq!(
+            refused("-p 1 -i 49"),
+            "-i 49: the interval must be 50 to 1000000 us"
+        );
+        assert!(refused("-p 1 -i 1000001").starts_with("-i 1000001:"));
+        assert!(refused("-p 1 -i x").starts_with("-i 0:"));
+        let d = |a: &str| run(&format!("-p 1 {a}")).duration.map(|d| d.as_secs());
+        assert_eq!(d("-D 10"), Some(10));
+        assert_eq!(d("-D10"), Some(10));
+        assert_eq!(d("-D 30s"), Some(30));
+        assert_eq!(d("-D 2m"), Some(120));
+        assert_eq!(d("--duration=2M"), Some(120));
+        assert_eq!(d("--duration 1h"), Some(3600));
+        assert_eq!(d("-D 1d"), Some(86400));
+        assert_eq!(d("-D 7x"), Some(7));
+        assert_eq!(d("-D 0"), None);
+        assert_eq!(d("-D abc"), None);
+        assert_eq!(
+            refused("-p 1 -D -5"),
+            "-D -5: a duration cannot be negative"
+        );
+        let l = |a: &str| run(&format!("-p 1 {a}")).loops;
+        assert_eq!(l("-l 100"), Some(100));
+        assert_eq!(l("--loops=7"), Some(7));
+        assert_eq!(l("-l 0"), None);
+        // cyclictest compares a negative count as unsigned: never reached.
+        assert_eq!(l("-l -1"), None);
+    }
+
+    #[test]
+    fn affinity_threads_smp() {
+        let cpus = |a: &str| run(&format!("-p 1 {a}")).cpus;
+        // Without -a, thread N on the N-th allowed CPU (rt-tests 2.0 to 2.6).
+        assert_eq!(cpus(""), [0]);
+        assert_eq!(cpus("-a"), [0]);
+        for a in ["-a 2", "-a2", "--affinity=2", "--affinity 2", "--aff=2"] {
+            assert_eq!(cpus(a), [2], "{a}");
+        }
+        assert_eq!(cpus("-a 1-2 -t -d 0"), [1, 2]);
+        assert_eq!(cpus("-a 3-5,0 -t 4 -d 0"), [0, 3, 4, 5]);
+        assert_eq!(cpus("-a 0x3"), [3]);
+        assert_eq!(cpus("-a +2"), [2]);
+        assert_eq!(cpus("-a !1-6 -t -h 5"), [0, 7]);
+        assert_eq!(cpus("-a all -t -d 0").len(), 8);
+        assert_eq!(cpus("-a 1,all -t -d 0").len(), 8);
+        assert_eq!(cpus("-a 1-3 -t 2 -d 0"), [1, 2]);
+        for bad in [
+            "-a 8",
+            "-a 010",
+            "-a 1,",
+            "-a 1-x",
+            "-a 3-9",
+            "--affinity=",
+            "-a all,1",
+        ] {
+            assert!(
+                refused(&format!("-p 1 {bad}")).contains("not a set of possible CPUs"),
+                "{bad}"
+            );
+        }
+        // One thread per CPU.
+        assert_eq!(
+            refused("-p 1 -a 3-5,0 -t 5 -d 0"),
+            "5 threads on 4 CPU(s) (0,3-5) cannot be honoured: rtlat measures one thread per CPU"
+        );
+        assert!(refused("-p 1 -t 9 -d 0").starts_with("9 threads on 8 CPU(s) (0-7)"));
+        // -t.
+        for a in ["-t 3", "-t3", "--threads=3", "--threads 3", "--thr=3"] {
+            assert_eq!(cpus(&format!("{a} -d 0")), [0, 1, 2], "{a}");
+        }
+        assert_eq!(cpus("-t -d 0").len(), 8);
+        assert_eq!(cpus("-d 0 -t").len(), 8);
+        assert_eq!(refused("-p 1 -t 0 -d 0"), "unexpected argument '0'");
+        // The word after -t is its number and, starting with '-', options too.
+        assert_eq!(refused("-p 1 -t -3 -d 0"), "unknown option '-3'");
+        assert_eq!(refused("-p 1 -t-3 -d 0"), "-t -3: at least one thread");
+        // -S: every allowed CPU; -t and -a after it are ignored, with cyclictest's warnings.
+        let s = run("-p 1 -S -d 0");
+        assert_eq!((s.cpus.len(), s.smp), (8, true));
+        assert!(s.warnings.is_empty());
+        let s = run("-p 1 --smp -t 2 -a 3 -h 5");
+        assert_eq!(s.cpus.len(), 8);
+        assert_eq!(
+            s.warnings,
+            [
+                "WARN: -t ignored due to smp mode",
+                "WARN: -a ignored due to smp mode"
+            ]
+        );
+        assert_eq!(
+            refused("-p 1 -a 1 -S"),
+            "-S: numa and smp options are mutually exclusive (-a before -S)"
+        );
+        // With a cpuset or the allowed CPUs of the process.
+        let few = Env {
+            allowed: vec![2, 5],
+            ..env()
+        };
+        let Ok(Parsed::Run(s)) = parse_with("-p 1 -S -d 0", &few) else {
+            panic!()
+        };
+        assert_eq!(s.cpus, [2, 5]);
+        let Ok(Parsed::Run(s)) = parse_with("-p 1 -a +0-7 -t -d 0", &few) else {
+            panic!()
+        };
+        assert_eq!(s.cpus, [2, 5]);
+    }
+
+    #[test]
+    fn distance() {
+        // Several threads at one interval only.
+        assert_eq!(
+            refused("-p 1 -t 2"),
+            "-d 500 (the default): thread N would wake every 1000 + N*500 us, but rtlat \
+             measures every CPU at one interval; give -d 0 (or -h, which sets it to 0)"
+        );
+        assert!(refused("-p 1 -t 2 -d 100").starts_with("-d 100: "));
+        assert_eq!(run("-p 1 -t 2 --distance=0").cpus, [0, 1]);
+        assert_eq!(run("-p 1 -d 300").cpus, [0]);
+        assert!(run("-p 1 -t 2 -h 10").warnings.is_empty());
+        assert_eq!(
+            run("-p 1 -t 2 -h 10 -d 100").warnings,
+            ["WARN: distance is ignored and set to 0, if histogram enabled"]
+        );
+    }
+
+    #[test]
+    fn histogram_json_output_options() {
+        let h = |a: &str| run(&format!("-p 1 {a}")).histogram;
+        let hist = |size, summary, file: Option<&str>| {
+            Some(Histogram {
+                size,
+                summary,
+                file: file.map(String::from),
+            })
+        };
+        assert_eq!(h("-h 100"), hist(100, false, None));
+        assert_eq!(h("-h100"), hist(100, false, None));
+        assert_eq!(h("--histogram=100"), hist(100, false, None));
+        assert_eq!(h("-H 50"), hist(50, true, None));
+        assert_eq!(h("--histofall 50"), hist(50, true, None));
+        assert_eq!(h("-h 2000000"), hist(HIST_MAX, false, None));
+        assert_eq!(
+            h("-h 10 --histfile=/tmp/h"),
+            hist(10, false, Some("/tmp/h"))
+        );
+        assert_eq!(
+            h("--histfile /tmp/h -h 10"),
+            hist(10, false, Some("/tmp/h"))
+        );
+        assert_eq!(
+            refused("-p 1 -h 0"),
+            "-h '0': the histogram needs a size in µs"
+        );
+        assert_eq!(
+            refused("-p 1 -H x"),
+            "-H 'x': the histogram needs a size in µs"
+        );
+        assert_eq!(
+            refused("-p 1 -h -5"),
+            "-h/-H -5: the histogram size must be positive"
+        );
+        assert_eq!(refused("-p 1 -h"), "option '-h' requires an argument");
+        let s = run("-p 1 --json=/tmp/c.json -q -N -m -u");
+        assert_eq!(s.json.as_deref(), Some("/tmp/c.json"));
+        assert!(s.quiet && s.nsecs);
+        assert_eq!(run("-p 1 --json -").json.as_deref(), Some("-"));
+        assert!(run("-p 1 --quiet --nsecs --mlockall --unbuffered").nsecs);
+    }
+
+    #[test]
+    fn breaktrace_and_tracemark() {
+        let s = run("-p 1 -b 50 --tracemark");
+        assert_eq!((s.breaktrace, s.tracemark), (50, true));
+        // cyclictest breaks when the µs latency (truncated) exceeds 50:
+        // from 51000 ns on; the device stops above its threshold.
+        assert_eq!(s.break_ns(), Some(50_999));
+        assert_eq!(run("-p 1 --breaktrace=50 -N").break_ns(), Some(50));
+        assert_eq!(run("-p 1 --breaktrace 7").break_ns(), Some(7_999));
+        // A negative -b never trips (cyclictest compares it as unsigned).
+        let s = run("-p 1 -b -3");
+        assert_eq!((s.breaktrace, s.break_ns()), (-3, None));
+        assert_eq!(run("-p 1 -b 0").break_ns(), None);
+    }
+
+    #[test]
+    fn power_management_and_main_affinity() {
+        assert_eq!(run("-p 1 --latency=10").latency, Some(10));
+        assert_eq!(run("-p 1 --latency -4").latency, Some(0));
+        assert!(run("-p 1 --default-system").default_system);
+        assert!(run("-p 1 --laptop").laptop);
+        let m = |a: &str| run(&format!("-p 1 {a}")).main_affinity;
+        assert_eq!(m("--mainaffinity=1"), Some(vec![1]));
+        assert_eq!(m("--mainaffinity 1-2"), Some(vec![1, 2]));
+        // -a sets the main thread's affinity too; --mainaffinity replaces it.
+        assert_eq!(m("-a 2"), Some(vec![2]));
+        assert_eq!(m("-a 2 --mainaffinity=3"), Some(vec![3]));
+        assert_eq!(m("-a"), None);
+        assert_eq!(m("-S -d 0"), None);
+        assert!(refused("-p 1 --mainaffinity=9").starts_with("--mainaffinity '9'"));
+        assert_eq!(
+            refused("-p 1 --mainaffinity"),
+            "option '--mainaffinity' requires an argument"
+        );
+    }
+
+    #[test]
+    fn refused_by_name() {
+        for (a, name) in [
+            ("-A", "-A"),
+            ("-A 5", "-A"),
+            ("--aligned=5", "--aligned"),
+            ("--secaligned", "--secaligned"),
+            ("-F /tmp/f", "-F"),
+            ("--fifo=/tmp/f", "--fifo"),
+            ("-M", "-M"),
+            ("--refresh_on_max", "--refresh_on_max"),
+            ("-o 2", "-o"),
+            ("-r", "-r"),
+            ("--relative", "--relative"),
+            ("-R", "-R"),
+            ("-s", "-s"),
+            ("--system", "--system"),
+            ("-v", "-v"),
+            ("--verbose", "--verbose"),
+            ("-x", "-x"),
+            ("--posix_timers", "--posix_timers"),
+            ("--smi", "--smi"),
+            ("--spike=5", "--spike"),
+            ("--spike-nodes=3", "--spike-nodes"),
+            ("--priospread", "--priospread"),
+            ("--dbg_cyclictest", "--dbg_cyclictest"),
+            ("--deepest-idle-state=1", "--deepest-idle-state"),
+        ] {
+            let why = refused(&format!("-p 1 {a}"));
+            assert!(
+                why.starts_with(&format!("{name} cannot be honoured: ")),
+                "{a}: {why}"
+            );
+        }
+        for c in ["1", "realtime", "aux0"] {
+            assert_eq!(
+                refused(&format!("-p 1 -c {c}")),
+                format!("-c {c} cannot be honoured: the module's timer runs on CLOCK_MONOTONIC")
+            );
+        }
+        assert_eq!(run("-p 1 -c 0").priority, 1);
+        assert_eq!(run("-p 1 --clock=monotonic").priority, 1);
+    }
+
+    #[test]
+    fn getopt_errors_and_help() {
+        assert_eq!(refused("-Z"), "unknown option '-Z'");
+        assert_eq!(refused("-p 1 -mZ"), "unknown option '-Z'");
+        assert_eq!(refused("--nope"), "unknown option '--nope'");
+        assert_eq!(
+            refused("--hist 5"),
+            "option '--hist' is ambiguous: --histogram, --histofall, --histfile"
+        );
+        assert_eq!(refused("--sm"), "option '--sm' is ambiguous: --smi, --smp");
+        assert_eq!(refused("-p"), "option '-p' requires an argument");
+        assert_eq!(
+            refused("-p 1 --duration"),
+            "option '--duration' requires an argument"
+        );
+        assert_eq!(
+            refused("-p 1 --quiet=1"),
+            "option '--quiet' takes no argument"
+        );
+        assert_eq!(refused("-p 1 stray"), "unexpected argument 'stray'");
+        assert_eq!(refused("-p 1 -- -q"), "unexpected argument '-q'");
+        // A required argument is the next word, whatever it looks like.
+        assert_eq!(run("--json -q -p 1").json.as_deref(), Some("-q"));
+        // The first problem in order is the one reported.
+        assert_eq!(refused("-Z -x"), "unknown option '-Z'");
+        for a in ["--help", "--he", "-?", "-p 1 --help -Z"] {
+            assert_eq!(parse_with(a, &env()), Ok(Parsed::Help), "{a}");
+        }
+        // cyclictest's -h is the histogram, not help.
+        assert!(matches!(
+            parse_with("-p 1 -h 5", &env()),
+            Ok(Parsed::Run(_))
+        ));
+    }
+
+    #[test]
+    fn c_number_parsers() {
+        assert_eq!(atoi("42"), 42);
+        assert_eq!(atoi("  -7x"), -7);
+        assert_eq!(atoi("+3"), 3);
+        assert_eq!(atoi("x1"), 0);
+        assert_eq!(atoi(""), 0);
+        assert_eq!(atoi("99999999999"), 99_999_999_999i64 as i32);
+        assert_eq!(parse_time_string("90"), 90);
+        assert_eq!(parse_time_string("3h"), 10800);
+        assert_eq!(parse_time_string("s"), 0);
+        assert_eq!(strtoul0("0x1f,"), (31, 4));
+        assert_eq!(strtoul0("017"), (15, 3));
+        assert_eq!(strtoul0("0"), (0, 1));
+        assert_eq!(strtoul0("9"), (9, 1));
+        assert_eq!(strtoul0("x"), (0, 0));
+        assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+    }
+}
