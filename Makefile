@@ -11,10 +11,17 @@
 #   make fmt / fmtcheck / clippy            style checks with the kernel's settings
 #   make clean
 
+# scripts/lib.sh, the scripts' definitions: `$(call lib,FUNCTION ARGS)`.
+RTRS_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+lib = $(shell bash -c '. "$(RTRS_ROOT)/scripts/lib.sh" && $(1)')
+
 ARCH ?= x86_64
-# Our cache names the architecture riscv64; the kernel calls it riscv.
-rtrs_arch := $(if $(filter riscv riscv64,$(ARCH)),riscv64,$(ARCH))
-override ARCH := $(if $(filter riscv64,$(ARCH)),riscv,$(ARCH))
+# The suite's name of the architecture (its cache's: riscv64) and the
+# kernel's (riscv), from the table in scripts/lib.sh; an ARCH it does not
+# have (x86, as a distribution's kernel build passes it) is kept as it is.
+arch_names := $(call lib,arch_info $(ARCH) arch kernel)
+rtrs_arch := $(or $(word 1,$(arch_names)),$(ARCH))
+override ARCH := $(or $(word 2,$(arch_names)),$(ARCH))
 export ARCH
 
 RTRS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rtrs

@@ -1,15 +1,70 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shared shell definitions for the rtrs scripts: cache location, tree lookup,
-# toolchain environment. Sourced, never executed.
+# the architectures, toolchain environment. Sourced, never executed.
 
 RTRS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RTRS_CACHE=${RTRS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rtrs}
-RTRS_ARCHES="x86_64 arm64 riscv64"
 # Kernel trees known to the scripts, newest first; the first one is the default.
 RTRS_TREES="7.3 7.2"
 
 die() { echo "rtrs: error: $*" >&2; exit 1; }
 info() { echo "rtrs: $*" >&2; }
+
+# The architectures the suite builds for and boots, one a line, every name
+# and setting that depends on one:
+#   arch     our name (the matrix's, the cache's, --arch)
+#   kernel   the kernel's ARCH=
+#   deb      Debian's name (packages, distribution kernel releases)
+#   gnu      the GNU triplet (cross compiler CROSS_COMPILE=<gnu>-, multiarch)
+#   rust     rustc's target of the static rtlat tool
+#   suite    the Debian suite of the guest's packages (busybox, rt-tests)
+#   qemupkg  the Debian package of the QEMU system emulator
+#   image    the boot image in the kernel build directory
+#   console  the guest's serial console
+#   qemu     the rest of the line: the QEMU command, machine and CPU
+RTRS_ARCH_FIELDS="arch kernel deb gnu rust suite qemupkg image console qemu"
+RTRS_ARCH_TABLE="
+x86_64  x86_64 amd64   x86_64-linux-gnu  x86_64-unknown-linux-gnu    bookworm qemu-system-x86  arch/x86/boot/bzImage ttyS0   qemu-system-x86_64 -M pc -cpu max
+arm64   arm64  arm64   aarch64-linux-gnu aarch64-unknown-linux-gnu   bookworm qemu-system-arm  arch/arm64/boot/Image ttyAMA0 qemu-system-aarch64 -M virt,gic-version=3 -cpu max,pauth-impdef=on
+riscv64 riscv  riscv64 riscv64-linux-gnu riscv64gc-unknown-linux-gnu trixie   qemu-system-misc arch/riscv/boot/Image ttyS0   qemu-system-riscv64 -M virt -bios default
+"
+RTRS_ARCHES=$(awk 'NF { printf "%s%s", s, $1; s = " " }' <<<"$RTRS_ARCH_TABLE")
+
+# The test matrix unless RTRS_MATRIX says otherwise (scripts/run-tests): a
+# guest of the default tree on every architecture, and a build check of the
+# older tree on x86_64.
+RTRS_DEFAULT_MATRIX="$(for a in $RTRS_ARCHES; do printf '%s:%s ' "${RTRS_TREES%% *}" "$a"; done)${RTRS_TREES##* }:x86_64:build"
+
+# arch_info NAME FIELD...: the FIELDs (names above) of the architecture NAME
+# (our name, the kernel's or Debian's: riscv64, riscv and riscv64 are one),
+# on one line; status 1, and nothing, for a name the table does not have.
+arch_info() {
+	local name=$1 row cols fields i f out=() IFS=$' \t\n'
+	shift
+	read -ra fields <<<"$RTRS_ARCH_FIELDS"
+	while read -r row; do
+		read -ra cols <<<"$row"
+		[ "${#cols[@]}" -gt 0 ] || continue
+		[ "$name" = "${cols[0]}" ] || [ "$name" = "${cols[1]}" ] || [ "$name" = "${cols[2]}" ] || continue
+		for f in "$@"; do
+			for i in "${!fields[@]}"; do [ "${fields[$i]}" = "$f" ] && break; done
+			[ "${fields[$i]}" = "$f" ] || die "arch_info: no field '$f' (fields: $RTRS_ARCH_FIELDS)"
+			# The last field is the rest of the line.
+			if [ "$i" = $((${#fields[@]} - 1)) ]; then out+=("${cols[*]:$i}"); else out+=("${cols[$i]}"); fi
+		done
+		echo "${out[*]}"
+		return 0
+	done <<<"$RTRS_ARCH_TABLE"
+	return 1
+}
+
+# arch_of NAME: our name of the architecture NAME, or die naming the known ones.
+arch_of() {
+	arch_info "$1" arch || die "unknown architecture '$1' (supported: $RTRS_ARCHES)"
+}
+
+# Our name of the machine's own architecture (status 1 if the table lacks it).
+host_arch() { arch_info "$(dpkg --print-architecture 2>/dev/null || uname -m)" arch; }
 
 # Directory of the unpacked kernel source tree for version $1 (e.g. 7.3).
 tree_dir() { echo "$RTRS_CACHE/src/linux-source-$1"; }
@@ -28,22 +83,4 @@ toolchain_env() {
 	export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
 	export PATH="$HOME/.cargo/bin:$PATH"
 	[ -n "${RUST_LIB_SRC:-}" ] || export RUST_LIB_SRC=$(rust_src_dir)
-}
-
-# Debian architecture name for a kernel ARCH.
-deb_arch() {
-	case $1 in
-	x86_64) echo amd64 ;;
-	arm64) echo arm64 ;;
-	riscv64 | riscv) echo riscv64 ;;
-	*) die "unknown architecture '$1' (supported: $RTRS_ARCHES)" ;;
-	esac
-}
-
-# Kernel ARCH= value for one of our arch names.
-kernel_arch() {
-	case $1 in
-	riscv64) echo riscv ;;
-	*) echo "$1" ;;
-	esac
 }
