@@ -10,6 +10,13 @@ RTRS_TREES="7.3 7.2"
 die() { echo "rtrs: error: $*" >&2; exit 1; }
 info() { echo "rtrs: $*" >&2; }
 
+# A script's --help: its leading comment block, from the line after the
+# SPDX tag to the first line that is no comment.
+usage() {
+	awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"
+	exit 0
+}
+
 # The architectures the suite builds for and boots, one a line, every name
 # and setting that depends on one:
 #   arch     our name (the matrix's, the cache's, --arch)
