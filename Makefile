@@ -29,17 +29,13 @@ TREE ?= 7.3
 KDIR ?= $(firstword $(wildcard $(RTRS_CACHE)/build/$(TREE)-$(rtrs_arch)-debug) \
 	/lib/modules/$(shell uname -r)/build)
 
-# A kernel built with clang needs LLVM= for its modules too.
-ifeq ($(origin LLVM),undefined)
-ifneq ($(shell grep -sx CONFIG_CC_IS_CLANG=y $(KDIR)/.config),)
-LLVM := $(if $(shell command -v clang-19),-19,1)
-endif
-endif
-export LLVM
-
-# bindgen and libclang as installed by scripts/setup, unless the user set them.
-export PATH := $(HOME)/.cargo/bin:$(PATH)
-export LIBCLANG_PATH ?= /usr/lib/llvm-19/lib
+# The scripts' toolchain environment (scripts/lib.sh, toolchain_env) for
+# this KDIR, keeping what the user set: ~/.cargo/bin first on PATH,
+# LIBCLANG_PATH, LLVM= for a kernel built with clang.
+toolchain = $(call lib,toolchain_var '$(KDIR)' $(1))
+export PATH := $(call toolchain,PATH)
+export LIBCLANG_PATH := $(call toolchain,LIBCLANG_PATH)
+export LLVM := $(call toolchain,LLVM)
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)
 

@@ -79,15 +79,36 @@ tree_dir() { echo "$RTRS_CACHE/src/linux-source-$1"; }
 # Rust standard library source matching the rustc on PATH.
 rust_src_dir() {
 	local v
-	v=$(${RUSTC:-rustc} --version | awk '{print $2}')
+	v=$(${RUSTC:-rustc} --version 2>/dev/null | awk '{print $2}')
 	echo "$RTRS_CACHE/rust-src-$v/usr/src/rustc-$v/library"
 }
 
-# Export the toolchain environment used for every kernel and module build,
-# leaving anything the user set untouched.
+# Export the toolchain environment used for every kernel, module and tool
+# build, leaving anything the user set untouched: rustup's tools and bindgen
+# (~/.cargo/bin) first on PATH, the libclang bindgen loads, LLVM=-19 for a
+# kernel built with clang (every kernel scripts/build-kernel builds; with a
+# KDIR $1, as its .config says), the Rust standard library's source
+# scripts/setup fetched, and one cargo target directory for every checkout.
 toolchain_env() {
-	export LLVM=${LLVM:--19}
-	export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
 	export PATH="$HOME/.cargo/bin:$PATH"
+	export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
+	if [ -z "${LLVM:-}" ] && { [ -z "${1:-}" ] || grep -sqx CONFIG_CC_IS_CLANG=y "$1/.config"; }; then
+		if command -v clang-19 >/dev/null; then export LLVM=-19; else export LLVM=1; fi
+	fi
 	[ -n "${RUST_LIB_SRC:-}" ] || export RUST_LIB_SRC=$(rust_src_dir)
+	export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$RTRS_CACHE/cargo-target}
+}
+
+# toolchain_var KDIR NAME: the value toolchain_env gives NAME for the
+# modules of KDIR (for the Makefile, which cannot source this file).
+toolchain_var() {
+	toolchain_env "$1"
+	printf '%s\n' "${!2:-}"
+}
+
+# The host's rtlat tool, built if needed; prints its path.
+host_rtlat() {
+	toolchain_env
+	cargo build -q --locked --release --manifest-path "$RTRS_ROOT/Cargo.toml" -p rtlat >&2 || return
+	echo "$CARGO_TARGET_DIR/release/rtlat"
 }
