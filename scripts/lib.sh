@@ -99,6 +99,24 @@ toolchain_env() {
 	export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$RTRS_CACHE/cargo-target}
 }
 
+# The kernel's kselftest KTAP helpers (ktap_print_header, ktap_set_plan,
+# ktap_test_pass/fail/skip, ktap_finished and its "# Totals:" line, which
+# scripts/run-tests reads), for the host checks as the guest's shell tests
+# use them: sourced from the source of KDIR $1 if given, else from the
+# default tree scripts/setup unpacked. They print a test's description
+# unquoted: a caller whose descriptions may hold glob characters sets -f.
+ktap_helpers() {
+	local d f
+	for d in ${1:+"$1/source" "$1"} "$(tree_dir "${RTRS_TREES%% *}")"; do
+		f=$d/tools/testing/selftests/kselftest/ktap_helpers.sh
+		if [ -f "$f" ]; then
+			. "$f"
+			return
+		fi
+	done
+	die "no tools/testing/selftests/kselftest/ktap_helpers.sh in ${1:+$1/source, $1 or }$(tree_dir "${RTRS_TREES%% *}"): run scripts/setup"
+}
+
 # toolchain_var KDIR NAME: the value toolchain_env gives NAME for the
 # modules of KDIR (for the Makefile, which cannot source this file).
 toolchain_var() {
