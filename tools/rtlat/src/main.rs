@@ -3,6 +3,7 @@
 //! rtlat: measure wake-up latency with /dev/rtlat.
 
 mod bench;
+mod bench_check;
 mod device;
 mod output;
 mod plot;
@@ -91,7 +92,8 @@ enum Cmd {
         #[arg(long, default_value_t = 5.0)]
         seconds: f64,
     },
-    /// Check that a JSON report parses against this tool's schema.
+    /// Check that a JSON report (a run's, or a benchmark's bench.json)
+    /// parses against this tool's schema.
     CheckJson {
         /// The report.
         file: PathBuf,
@@ -1056,6 +1058,9 @@ fn main() -> ExitCode {
             };
         }
         Cmd::CheckJson { file } => {
+            if let Some(code) = bench_check::check_json(file) {
+                return code;
+            }
             return match fs::read_to_string(file)
                 .map_err(|e| e.to_string())
                 .and_then(|s| serde_json::from_str::<report::Report>(&s).map_err(|e| e.to_string()))
