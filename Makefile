@@ -11,10 +11,17 @@
 #   make fmt / fmtcheck / clippy            style checks with the kernel's settings
 #   make clean
 
+# scripts/lib.sh, the scripts' definitions: `$(call lib,FUNCTION ARGS)`.
+RTRS_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+lib = $(shell bash -c '. "$(RTRS_ROOT)/scripts/lib.sh" && $(1)')
+
 ARCH ?= x86_64
-# Our cache names the architecture riscv64; the kernel calls it riscv.
-rtrs_arch := $(if $(filter riscv riscv64,$(ARCH)),riscv64,$(ARCH))
-override ARCH := $(if $(filter riscv64,$(ARCH)),riscv,$(ARCH))
+# The suite's name of the architecture (its cache's: riscv64) and the
+# kernel's (riscv), from the table in scripts/lib.sh; an ARCH it does not
+# have (x86, as a distribution's kernel build passes it) is kept as it is.
+arch_names := $(call lib,arch_info $(ARCH) arch kernel)
+rtrs_arch := $(or $(word 1,$(arch_names)),$(ARCH))
+override ARCH := $(or $(word 2,$(arch_names)),$(ARCH))
 export ARCH
 
 RTRS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rtrs
@@ -22,17 +29,13 @@ TREE ?= 7.3
 KDIR ?= $(firstword $(wildcard $(RTRS_CACHE)/build/$(TREE)-$(rtrs_arch)-debug) \
 	/lib/modules/$(shell uname -r)/build)
 
-# A kernel built with clang needs LLVM= for its modules too.
-ifeq ($(origin LLVM),undefined)
-ifneq ($(shell grep -sx CONFIG_CC_IS_CLANG=y $(KDIR)/.config),)
-LLVM := $(if $(shell command -v clang-19),-19,1)
-endif
-endif
-export LLVM
-
-# bindgen and libclang as installed by scripts/setup, unless the user set them.
-export PATH := $(HOME)/.cargo/bin:$(PATH)
-export LIBCLANG_PATH ?= /usr/lib/llvm-19/lib
+# The scripts' toolchain environment (scripts/lib.sh, toolchain_env) for
+# this KDIR, keeping what the user set: ~/.cargo/bin first on PATH,
+# LIBCLANG_PATH, LLVM= for a kernel built with clang.
+toolchain = $(call lib,toolchain_var '$(KDIR)' $(1))
+export PATH := $(call toolchain,PATH)
+export LIBCLANG_PATH := $(call toolchain,LIBCLANG_PATH)
+export LLVM := $(call toolchain,LLVM)
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)
 

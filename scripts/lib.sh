@@ -1,15 +1,77 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shared shell definitions for the rtrs scripts: cache location, tree lookup,
-# toolchain environment. Sourced, never executed.
+# the architectures, toolchain environment. Sourced, never executed.
 
 RTRS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RTRS_CACHE=${RTRS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rtrs}
-RTRS_ARCHES="x86_64 arm64 riscv64"
 # Kernel trees known to the scripts, newest first; the first one is the default.
 RTRS_TREES="7.3 7.2"
 
 die() { echo "rtrs: error: $*" >&2; exit 1; }
 info() { echo "rtrs: $*" >&2; }
+
+# A script's --help: its leading comment block, from the line after the
+# SPDX tag to the first line that is no comment.
+usage() {
+	awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"
+	exit 0
+}
+
+# The architectures the suite builds for and boots, one a line, every name
+# and setting that depends on one:
+#   arch     our name (the matrix's, the cache's, --arch)
+#   kernel   the kernel's ARCH=
+#   deb      Debian's name (packages, distribution kernel releases)
+#   gnu      the GNU triplet (cross compiler CROSS_COMPILE=<gnu>-, multiarch)
+#   rust     rustc's target of the static rtlat tool
+#   suite    the Debian suite of the guest's packages (busybox, rt-tests)
+#   qemupkg  the Debian package of the QEMU system emulator
+#   image    the boot image in the kernel build directory
+#   console  the guest's serial console
+#   qemu     the rest of the line: the QEMU command, machine and CPU
+RTRS_ARCH_FIELDS="arch kernel deb gnu rust suite qemupkg image console qemu"
+RTRS_ARCH_TABLE="
+x86_64  x86_64 amd64   x86_64-linux-gnu  x86_64-unknown-linux-gnu    bookworm qemu-system-x86  arch/x86/boot/bzImage ttyS0   qemu-system-x86_64 -M pc -cpu max
+arm64   arm64  arm64   aarch64-linux-gnu aarch64-unknown-linux-gnu   bookworm qemu-system-arm  arch/arm64/boot/Image ttyAMA0 qemu-system-aarch64 -M virt,gic-version=3 -cpu max,pauth-impdef=on
+riscv64 riscv  riscv64 riscv64-linux-gnu riscv64gc-unknown-linux-gnu trixie   qemu-system-misc arch/riscv/boot/Image ttyS0   qemu-system-riscv64 -M virt -bios default
+"
+RTRS_ARCHES=$(awk 'NF { printf "%s%s", s, $1; s = " " }' <<<"$RTRS_ARCH_TABLE")
+
+# The test matrix unless RTRS_MATRIX says otherwise (scripts/run-tests): a
+# guest of the default tree on every architecture, and a build check of the
+# older tree on x86_64.
+RTRS_DEFAULT_MATRIX="$(for a in $RTRS_ARCHES; do printf '%s:%s ' "${RTRS_TREES%% *}" "$a"; done)${RTRS_TREES##* }:x86_64:build"
+
+# arch_info NAME FIELD...: the FIELDs (names above) of the architecture NAME
+# (our name, the kernel's or Debian's: riscv64, riscv and riscv64 are one),
+# on one line; status 1, and nothing, for a name the table does not have.
+arch_info() {
+	local name=$1 row cols fields i f out=() IFS=$' \t\n'
+	shift
+	read -ra fields <<<"$RTRS_ARCH_FIELDS"
+	while read -r row; do
+		read -ra cols <<<"$row"
+		[ "${#cols[@]}" -gt 0 ] || continue
+		[ "$name" = "${cols[0]}" ] || [ "$name" = "${cols[1]}" ] || [ "$name" = "${cols[2]}" ] || continue
+		for f in "$@"; do
+			for i in "${!fields[@]}"; do [ "${fields[$i]}" = "$f" ] && break; done
+			[ "${fields[$i]}" = "$f" ] || die "arch_info: no field '$f' (fields: $RTRS_ARCH_FIELDS)"
+			# The last field is the rest of the line.
+			if [ "$i" = $((${#fields[@]} - 1)) ]; then out+=("${cols[*]:$i}"); else out+=("${cols[$i]}"); fi
+		done
+		echo "${out[*]}"
+		return 0
+	done <<<"$RTRS_ARCH_TABLE"
+	return 1
+}
+
+# arch_of NAME: our name of the architecture NAME, or die naming the known ones.
+arch_of() {
+	arch_info "$1" arch || die "unknown architecture '$1' (supported: $RTRS_ARCHES)"
+}
+
+# Our name of the machine's own architecture (status 1 if the table lacks it).
+host_arch() { arch_info "$(dpkg --print-architecture 2>/dev/null || uname -m)" arch; }
 
 # Directory of the unpacked kernel source tree for version $1 (e.g. 7.3).
 tree_dir() { echo "$RTRS_CACHE/src/linux-source-$1"; }
@@ -17,33 +79,54 @@ tree_dir() { echo "$RTRS_CACHE/src/linux-source-$1"; }
 # Rust standard library source matching the rustc on PATH.
 rust_src_dir() {
 	local v
-	v=$(${RUSTC:-rustc} --version | awk '{print $2}')
+	v=$(${RUSTC:-rustc} --version 2>/dev/null | awk '{print $2}')
 	echo "$RTRS_CACHE/rust-src-$v/usr/src/rustc-$v/library"
 }
 
-# Export the toolchain environment used for every kernel and module build,
-# leaving anything the user set untouched.
+# Export the toolchain environment used for every kernel, module and tool
+# build, leaving anything the user set untouched: rustup's tools and bindgen
+# (~/.cargo/bin) first on PATH, the libclang bindgen loads, LLVM=-19 for a
+# kernel built with clang (every kernel scripts/build-kernel builds; with a
+# KDIR $1, as its .config says), the Rust standard library's source
+# scripts/setup fetched, and one cargo target directory for every checkout.
 toolchain_env() {
-	export LLVM=${LLVM:--19}
-	export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
 	export PATH="$HOME/.cargo/bin:$PATH"
+	export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
+	if [ -z "${LLVM:-}" ] && { [ -z "${1:-}" ] || grep -sqx CONFIG_CC_IS_CLANG=y "$1/.config"; }; then
+		if command -v clang-19 >/dev/null; then export LLVM=-19; else export LLVM=1; fi
+	fi
 	[ -n "${RUST_LIB_SRC:-}" ] || export RUST_LIB_SRC=$(rust_src_dir)
+	export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$RTRS_CACHE/cargo-target}
 }
 
-# Debian architecture name for a kernel ARCH.
-deb_arch() {
-	case $1 in
-	x86_64) echo amd64 ;;
-	arm64) echo arm64 ;;
-	riscv64 | riscv) echo riscv64 ;;
-	*) die "unknown architecture '$1' (supported: $RTRS_ARCHES)" ;;
-	esac
+# The kernel's kselftest KTAP helpers (ktap_print_header, ktap_set_plan,
+# ktap_test_pass/fail/skip, ktap_finished and its "# Totals:" line, which
+# scripts/run-tests reads), for the host checks as the guest's shell tests
+# use them: sourced from the source of KDIR $1 if given, else from the
+# default tree scripts/setup unpacked. They print a test's description
+# unquoted: a caller whose descriptions may hold glob characters sets -f.
+ktap_helpers() {
+	local d f
+	for d in ${1:+"$1/source" "$1"} "$(tree_dir "${RTRS_TREES%% *}")"; do
+		f=$d/tools/testing/selftests/kselftest/ktap_helpers.sh
+		if [ -f "$f" ]; then
+			. "$f"
+			return
+		fi
+	done
+	die "no tools/testing/selftests/kselftest/ktap_helpers.sh in ${1:+$1/source, $1 or }$(tree_dir "${RTRS_TREES%% *}"): run scripts/setup"
 }
 
-# Kernel ARCH= value for one of our arch names.
-kernel_arch() {
-	case $1 in
-	riscv64) echo riscv ;;
-	*) echo "$1" ;;
-	esac
+# toolchain_var KDIR NAME: the value toolchain_env gives NAME for the
+# modules of KDIR (for the Makefile, which cannot source this file).
+toolchain_var() {
+	toolchain_env "$1"
+	printf '%s\n' "${!2:-}"
+}
+
+# The host's rtlat tool, built if needed; prints its path.
+host_rtlat() {
+	toolchain_env
+	cargo build -q --locked --release --manifest-path "$RTRS_ROOT/Cargo.toml" -p rtlat >&2 || return
+	echo "$CARGO_TARGET_DIR/release/rtlat"
 }

@@ -7,8 +7,12 @@ use std::{fs, path::Path, process::ExitCode};
 
 use crate::report::{self, Report};
 
-/// Checks the report in `file`; says why it is refused, if it is.
+/// Checks the report in `file` (a run's, or a benchmark's `bench.json`);
+/// says why it is refused, if it is.
 pub fn check(file: &Path) -> ExitCode {
+    if let Some(code) = crate::bench_check::check_json(file) {
+        return code;
+    }
     match fs::read_to_string(file)
         .map_err(|e| e.to_string())
         .and_then(|s| serde_json::from_str::<Report>(&s).map_err(|e| e.to_string()))

@@ -87,7 +87,8 @@ pub enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Check that a JSON report parses against this tool's schema.
+    /// Check that a JSON report (a run's, or a benchmark's bench.json)
+    /// parses against this tool's schema.
     CheckJson {
         /// The report.
         file: PathBuf,

@@ -7,6 +7,7 @@
 //! measuring command, and each command's [`mode`] says what it shows.
 
 mod bench;
+mod bench_check;
 mod check_json;
 mod cli;
 mod collect;

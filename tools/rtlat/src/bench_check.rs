@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `rtlat check-json` of a benchmark's `bench.json` (written by `rtlat
+//! bench-report`; schema `rtlat-bench-1`,
+//! `tools/rtlat/schema/rtlat-bench.schema.json`): the report is complete,
+//! as `make check`'s smoke run requires. Every load and stage has its
+//! agreement row with samples on both sides; every tool of the overhead
+//! rounds is there, each measuring one with its activation rate and cost,
+//! rtlat's irq-only session with its cost relative to timerlat's; the
+//! streaming run delivered records. No bound on any number: TCG's compare
+//! tools, they are not RT performance.
+
+use std::{fs, path::Path, process::ExitCode};
+
+use serde_json::Value;
+
+/// The schema a benchmark report names.
+pub const SCHEMA: &str = "rtlat-bench-1";
+
+/// The loads and stages of the agreement rounds, and the tools of the
+/// overhead rounds, as `bench::report` writes them.
+const LOADS: [&str; 2] = ["idle", "hackbench"];
+const STAGES: [&str; 3] = ["irq", "thread", "user"];
+const TOOLS: [&str; 5] = ["none", "floor", "rtlat", "rtlat-irq", "timerlat"];
+
+/// `rtlat check-json FILE` when FILE is a benchmark report (its `schema`
+/// says `rtlat-bench…`): the exit status, 0 if it is complete. `None` for
+/// anything else, which the run report's check judges.
+pub fn check_json(file: &Path) -> Option<ExitCode> {
+    let v: Value = serde_json::from_str(&fs::read_to_string(file).ok()?).ok()?;
+    let schema = v.get("schema")?.as_str()?;
+    if !schema.starts_with("rtlat-bench") {
+        return None;
+    }
+    let verdict = if schema == SCHEMA {
+        complete(&v)
+    } else {
+        Err(format!("schema {schema} is not {SCHEMA}"))
+    };
+    Some(match verdict {
+        Ok(what) => {
+            println!(
+                "{}: valid {SCHEMA} report, complete: {what}",
+                file.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rtlat: {}: {e}", file.display());
+            ExitCode::from(1)
+        }
+    })
+}
+
+/// Whether the benchmark report `b` is complete; what it holds, or what it
+/// lacks.
+pub fn complete(b: &Value) -> Result<String, String> {
+    let str_of = |v: &Value| v.as_str().unwrap_or("?").to_string();
+    let rows = b["agreement"].as_array().ok_or("no agreement rows")?;
+    let mut got: Vec<(String, String)> = rows
+        .iter()
+        .map(|a| (str_of(&a["load"]), str_of(&a["stage"])))
+        .collect();
+    got.sort();
+    let mut want: Vec<(String, String)> = LOADS
+        .iter()
+        .flat_map(|l| STAGES.iter().map(|s| (l.to_string(), s.to_string())))
+        .collect();
+    want.sort();
+    if got != want {
+        return Err(format!(
+            "agreement rows (load, stage) {got:?}, not {want:?}"
+        ));
+    }
+    for a in rows {
+        for side in ["rtlat", "peer_summary"] {
+            if a[side]["count"].as_u64().unwrap_or(0) == 0 {
+                return Err(format!(
+                    "agreement {} {}: no samples in {side}",
+                    str_of(&a["load"]),
+                    str_of(&a["stage"])
+                ));
+            }
+        }
+    }
+
+    let tools = b["overhead"]["tools"]
+        .as_array()
+        .ok_or("no overhead rounds")?;
+    let mut names: Vec<String> = tools.iter().map(|c| str_of(&c["tool"])).collect();
+    names.sort();
+    let mut want: Vec<String> = TOOLS.iter().map(|t| t.to_string()).collect();
+    want.sort();
+    if names != want {
+        return Err(format!("overhead tools {names:?}, not {want:?}"));
+    }
+    for c in tools.iter().filter(|c| c["tool"] != "none") {
+        let tool = str_of(&c["tool"]);
+        if c["activations_per_s_per_cpu"].as_f64().unwrap_or(0.0) <= 0.0 {
+            return Err(format!("overhead {tool}: no activations"));
+        }
+        if !c["cost_per_activation_us"].is_number() {
+            return Err(format!("overhead {tool}: no cost per activation"));
+        }
+        if tool == "rtlat-irq" && !c["cost_ratio_timerlat"].is_number() {
+            return Err(format!("overhead {tool}: no cost relative to timerlat's"));
+        }
+    }
+
+    let delivered = b["streaming"]["delivered"].as_u64().unwrap_or(0);
+    if delivered == 0 {
+        return Err("streaming: no records delivered".into());
+    }
+    Ok(format!(
+        "{} agreement rows, {} tools' overhead, {delivered} records streamed",
+        rows.len(),
+        tools.len()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A benchmark report as `rtlat bench-report` writes it, from a
+    /// results log with every round (1 CPU, one round).
+    fn bench_json() -> Value {
+        let run = crate::report::tests::sample();
+        let mut user = run.clone();
+        let thread = user.cpus[0].stages["thread"].clone();
+        user.cpus[0].stages.clear();
+        user.cpus[0].stages.insert("user".into(), thread);
+        let (run, user) = (
+            serde_json::to_string(&run).unwrap(),
+            serde_json::to_string(&user).unwrap(),
+        );
+        let mut log = "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n".to_string();
+        for load in LOADS {
+            log += &format!(
+                "RTRS-FILE agree-{load}-1-rtlat.json\n{run}\nRTRS-FILE-END\n\
+                 RTRS-FILE agree-{load}-1-timerlat.txt\n0 irq 4000\n0 thread 6000\nRTRS-FILE-END\n\
+                 RTRS-FILE agree-{load}-1-rtlatuser.json\n{user}\nRTRS-FILE-END\n\
+                 RTRS-FILE agree-{load}-1-cyclictest.txt\n000007 000010\n# Max Latencies: 00009\nRTRS-FILE-END\n"
+            );
+        }
+        log += &format!(
+            "RTRS-FILE overhead-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat.json\n{run}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-irq.json\n{run}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
+             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\ntimerlat 60\nRTRS-FILE-END\n\
+             RTRS-FILE stream.json\n{run}\nRTRS-FILE-END\n\
+             RTRS-BENCH-END\n"
+        );
+        let dir = std::env::temp_dir().join(format!("rtlat-bench-check-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("log"), log).unwrap();
+        crate::bench::report(&dir.join("log"), &dir, "k", "x").unwrap();
+        let b = serde_json::from_str(&fs::read_to_string(dir.join("bench.json")).unwrap()).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        b
+    }
+
+    #[test]
+    fn complete_report_validates_against_the_schema() {
+        let schema: Value =
+            serde_json::from_str(include_str!("../schema/rtlat-bench.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let b = bench_json();
+        let errors: Vec<String> = validator
+            .iter_errors(&b)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        assert_eq!(b["schema"], SCHEMA);
+        assert!(complete(&b).is_ok(), "{:?}", complete(&b));
+        let mut bad = b.clone();
+        bad["surprise"] = 1.into();
+        assert!(!validator.is_valid(&bad));
+        bad = b;
+        bad["agreement"][0]["stage"] = "response".into();
+        assert!(!validator.is_valid(&bad));
+    }
+
+    #[test]
+    fn incomplete_reports_are_refused() {
+        let b = bench_json();
+        type Break = fn(&mut Value);
+        let broken: [(&str, Break); 7] = [
+            ("agreement rows", |b| {
+                b["agreement"].as_array_mut().unwrap().pop();
+            }),
+            ("no samples in peer_summary", |b| {
+                b["agreement"][2]["peer_summary"]["count"] = 0.into()
+            }),
+            ("no overhead rounds", |b| b["overhead"] = Value::Null),
+            ("overhead tools", |b| {
+                b["overhead"]["tools"].as_array_mut().unwrap().pop();
+            }),
+            ("no activations", |b| {
+                b["overhead"]["tools"][1]["activations_per_s_per_cpu"] = Value::Null
+            }),
+            ("relative to timerlat", |b| {
+                let t = b["overhead"]["tools"].as_array_mut().unwrap();
+                let irq = t.iter_mut().find(|c| c["tool"] == "rtlat-irq").unwrap();
+                irq["cost_ratio_timerlat"] = Value::Null;
+            }),
+            ("no records delivered", |b| {
+                b["streaming"]["delivered"] = 0.into()
+            }),
+        ];
+        for (why, f) in broken {
+            let mut bad = b.clone();
+            f(&mut bad);
+            let e = complete(&bad).unwrap_err();
+            assert!(e.contains(why), "{why}: {e}");
+        }
+    }
+}
