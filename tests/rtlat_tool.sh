@@ -402,6 +402,8 @@ else
 	ktap_print_msg "exit $rc: $(cat "$tmp/top" "$tmp/err")"
 	ktap_test_fail "timerlat top -u: Ret user columns"
 fi
+# (A slow guest may have no latency below the 50 buckets: rows are checked
+# where there are some, the over: line always.)
 rtlat timerlat hist -d 2 -c 0 -E 50 --no-summary >"$tmp/hist" 2>"$tmp/err"
 rc=$?
 if [ $rc = 0 ] && awk '
@@ -412,7 +414,7 @@ if [ $rc = 0 ] && awk '
 	NR > 4 && !/^over: / { ok = ok && /^[0-9]+ +[0-9]+ +[0-9]+ $/ && $1 < 50 && length($0) == 26; rows++ }
 	NR > 4 { n += $2 + $3 }
 	/^over: / { ok = ok && /^over: +[0-9]+ +[0-9]+ $/ && length($0) == 26; over = NR }
-	END { exit !(ok && rows > 0 && over == NR && n > 0) }' "$tmp/hist"; then
+	END { exit !(ok && over == NR && n > 0) }' "$tmp/hist"; then
 	ktap_test_pass "timerlat hist --no-summary: rtla's header, bucket and over lines"
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/hist" "$tmp/err")"
