@@ -468,8 +468,10 @@ fi
 keys=$(sed -n 's/^ *"\([^"]*\)":.*/\1/p' "$tmp/c.json" 2>/dev/null | grep -vE '^[0-9]+$' | tr '\n' ' ')
 jsum=$(awk -F': ' '/^        "[0-9]+": [0-9]+,?$/ { sub(",", "", $2); s += $2 } END { print s + 0 }' "$tmp/c.json" 2>/dev/null)
 cycles=$(sed -n 's/^      "cycles": \([0-9]*\),$/\1/p' "$tmp/c.json" 2>/dev/null)
-total=$(awk '/^# Total:/ { print $3 + 0 }' "$tmp/ct")
-over=$(awk '/^# Histogram Overflows:/ { print $4 + 0 }' "$tmp/ct")
+# (cyclictest's numbers have leading zeros, which busybox awk would read
+# as octal: they go first.)
+total=$(awk '/^# Total:/ { v = $3; sub(/^0+/, "", v); print v + 0 }' "$tmp/ct")
+over=$(awk '/^# Histogram Overflows:/ { v = $4; sub(/^0+/, "", v); print v + 0 }' "$tmp/ct")
 want="file_version cmdline: rt_test_version: start_time end_time return_code sysinfo sysname nodename release version machine realtime num_threads resolution_in_ns thread histogram cycles min max avg cpu node "
 ktap_print_msg "cyclictest 2 s: $cycles cycles, $total in the histogram, $over above"
 if [ "$keys" = "$want" ] && grep -q '^  "file_version": 1,$' "$tmp/c.json" &&
