@@ -41,6 +41,21 @@ impl Counts {
         }
     }
 
+    /// Adds `other`'s count, sum, min and max (not its last value nor its
+    /// values): the totals of several CPUs.
+    pub fn merge(&mut self, other: &Counts) {
+        if other.count != 0 {
+            self.min = if self.count == 0 {
+                other.min
+            } else {
+                self.min.min(other.min)
+            };
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+    }
+
     /// The mean of the truncated values, truncated (0 without samples).
     pub fn avg(&self) -> u64 {
         self.sum.checked_div(self.count).unwrap_or(0)

@@ -421,25 +421,26 @@ fn getopt(args: &[String]) -> (Vec<Result<Item, Refused>>, Vec<usize>) {
     (items, operands)
 }
 
+/// What C's `strto*` functions read before the digits: white space (as
+/// `isspace`) and an optional sign; whether it was `-`, and where the
+/// digits start.
+fn sign_prefix(b: &[u8]) -> (bool, usize) {
+    let at = b
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
+        .count();
+    match b.get(at) {
+        Some(b'-') => (true, at + 1),
+        Some(b'+') => (false, at + 1),
+        _ => (false, at),
+    }
+}
+
 /// C's `strtol(s, &end, 10)`: leading white space, a sign, decimal digits
 /// (saturating); the value and how many bytes were read (0: none).
 fn strtol(s: &str) -> (i64, usize) {
     let b = s.as_bytes();
-    let mut at = b
-        .iter()
-        .take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
-        .count();
-    let neg = match b.get(at) {
-        Some(b'-') => {
-            at += 1;
-            true
-        }
-        Some(b'+') => {
-            at += 1;
-            false
-        }
-        _ => false,
-    };
+    let (neg, at) = sign_prefix(b);
     let digits = b[at..].iter().take_while(|c| c.is_ascii_digit()).count();
     if digits == 0 {
         return (0, 0);
@@ -480,21 +481,7 @@ pub fn parse_time_string(s: &str) -> i64 {
 /// value (wrapped, as C does for `-`) and the bytes read (0: none).
 fn strtoul0(s: &str) -> (u64, usize) {
     let b = s.as_bytes();
-    let mut at = b
-        .iter()
-        .take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
-        .count();
-    let neg = match b.get(at) {
-        Some(b'-') => {
-            at += 1;
-            true
-        }
-        Some(b'+') => {
-            at += 1;
-            false
-        }
-        _ => false,
-    };
+    let (neg, at) = sign_prefix(b);
     let (radix, start) = if b.get(at) == Some(&b'0')
         && matches!(b.get(at + 1), Some(b'x' | b'X'))
         && b.get(at + 2).is_some_and(u8::is_ascii_hexdigit)

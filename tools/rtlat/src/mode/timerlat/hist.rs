@@ -143,21 +143,7 @@ impl HistView {
             .filter(|d| d.has_data())
             .flat_map(|d| self.shown(d))
             .collect();
-        let mut s = String::new();
-        let mut line = |index: &str, f: &dyn Fn(&Counts) -> String| {
-            if !self.no_index {
-                s += index;
-            }
-            for c in &cols {
-                s += &f(c);
-            }
-            s += "\n";
-        };
-        line("count:", &|c| format!("{:9} ", c.count));
-        line("min:  ", &|c| summary_value(c.count, c.min));
-        line("avg:  ", &|c| summary_value(c.count, c.avg()));
-        line("max:  ", &|c| summary_value(c.count, c.max));
-        s
+        self.count_lines(&cols)
     }
 
     /// `timerlat_print_stats_all()`: unless `--no-summary`, the `ALL`
@@ -168,22 +154,9 @@ impl HistView {
         }
         let mut sum = CpuData::default();
         for d in rows.iter().filter(|d| d.has_data()) {
-            for (to, from) in [
-                (&mut sum.irq, &d.irq),
-                (&mut sum.thread, &d.thread),
-                (&mut sum.user, &d.user),
-            ] {
-                if from.count != 0 {
-                    to.min = if to.count == 0 {
-                        from.min
-                    } else {
-                        to.min.min(from.min)
-                    };
-                }
-                to.count += from.count;
-                to.sum += from.sum;
-                to.max = to.max.max(from.max);
-            }
+            sum.irq.merge(&d.irq);
+            sum.thread.merge(&d.thread);
+            sum.user.merge(&d.user);
         }
         let mut s = String::new();
         if !self.no_index {
@@ -199,12 +172,18 @@ impl HistView {
             s += "       Usr";
         }
         s += "\n";
-        let cols = self.shown(&sum);
+        s + &self.count_lines(&self.shown(&sum))
+    }
+
+    /// The `count:`, `min:`, `avg:` and `max:` lines of columns `cols`
+    /// (rtla's summary and `ALL` blocks).
+    fn count_lines(&self, cols: &[&Counts]) -> String {
+        let mut s = String::new();
         let mut line = |index: &str, f: &dyn Fn(&Counts) -> String| {
             if !self.no_index {
                 s += index;
             }
-            for c in &cols {
+            for c in cols {
                 s += &f(c);
             }
             s += "\n";
