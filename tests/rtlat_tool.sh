@@ -367,8 +367,9 @@ else
 	ktap_test_fail "run --warm-up: thresholds armed only after it"
 fi
 # rtlat timerlat: rtla timerlat's lines, from its format strings (Linux 7.3
-# timerlat_top.c, timerlat_hist.c), line by line.
-rtlat timerlat top -d 2s -c 0 -q >"$tmp/top" 2>"$tmp/err"
+# timerlat_top.c, timerlat_hist.c), line by line; -k, rtla's kernel-thread
+# layout (user threads are the default, as rtla's with timerlat_fd).
+rtlat timerlat top -k -d 2s -c 0 -q >"$tmp/top" 2>"$tmp/err"
 rc=$?
 # (The value groups are spelled out: some awks do not repeat a group {n}.)
 if [ $rc = 0 ] && awk -v n='( +[0-9]+)' '
@@ -380,10 +381,10 @@ if [ $rc = 0 ] && awk -v n='( +[0-9]+)' '
 	NR == 6 { ok = ok && $0 ~ ("^ALL #[1-9][0-9]* +e[0-9] [|]" n n n " [|]" n n n "$") }
 	NR >= 3 { ok = ok && length($0) == 96 }
 	END { exit !(ok && NR == 6) }' "$tmp/top"; then
-	ktap_test_pass "timerlat top -q: rtla's header, CPU and ALL lines"
+	ktap_test_pass "timerlat top -k -q: rtla's header, CPU and ALL lines"
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/top" "$tmp/err")"
-	ktap_test_fail "timerlat top -q: rtla's header, CPU and ALL lines"
+	ktap_test_fail "timerlat top -k -q: rtla's header, CPU and ALL lines"
 fi
 # -u: the thread context is rtlat's user thread, "Ret user" its response
 # time (a waiter later than a period leaves its activation without them).
@@ -404,7 +405,7 @@ else
 fi
 # (A slow guest may have no latency below the 50 buckets: rows are checked
 # where there are some, the over: line always.)
-rtlat timerlat hist -d 2 -c 0 -E 50 --no-summary >"$tmp/hist" 2>"$tmp/err"
+rtlat timerlat hist -k -d 2 -c 0 -E 50 --no-summary >"$tmp/hist" 2>"$tmp/err"
 rc=$?
 if [ $rc = 0 ] && awk '
 	NR == 1 { ok = ($0 == "# RTLA timerlat histogram") }
@@ -415,14 +416,14 @@ if [ $rc = 0 ] && awk '
 	NR > 4 { n += $2 + $3 }
 	/^over: / { ok = ok && /^over: +[0-9]+ +[0-9]+ $/ && length($0) == 26; over = NR }
 	END { exit !(ok && over == NR && n > 0) }' "$tmp/hist"; then
-	ktap_test_pass "timerlat hist --no-summary: rtla's header, bucket and over lines"
+	ktap_test_pass "timerlat hist -k --no-summary: rtla's header, bucket and over lines"
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/hist" "$tmp/err")"
-	ktap_test_fail "timerlat hist --no-summary: rtla's header, bucket and over lines"
+	ktap_test_fail "timerlat hist -k --no-summary: rtla's header, bucket and over lines"
 fi
 # Every sample is in a bucket or over: the buckets add up to count:, per CPU
 # and in the ALL columns.
-rtlat timerlat hist -d 2 -c 0 -E 50 >"$tmp/hist" 2>"$tmp/err"
+rtlat timerlat hist -k -d 2 -c 0 -E 50 >"$tmp/hist" 2>"$tmp/err"
 rc=$?
 if [ $rc = 0 ] && awk '
 	/^[0-9]/ || /^over: / { irq += $2; thr += $3 }

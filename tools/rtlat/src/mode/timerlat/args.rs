@@ -14,8 +14,9 @@ use super::{hist::HistView, thread_stage, top::TopView};
 use crate::{cli::Threshold, sysinfo};
 
 const AFTER_HELP: &str = "\
-Measured with /dev/rtlat (no tracer): -k (the default here) shows rtlat's kernel
-thread, -u its user thread and, as \"Ret user\", the response time.
+Measured with /dev/rtlat (no tracer): -u, the default as for rtla on a kernel
+with timerlat_fd, shows rtlat's user thread and, as \"Ret user\", the response
+time; -k its kernel thread.
 
 Refused by name (exit 1), rtlat cannot honour them: -a/--auto, --aa-only,
 -s/--stack, -t/--trace, -e/--event, --filter, --trigger, -C/--cgroup,
@@ -399,7 +400,10 @@ pub fn parse<S: AsRef<str>>(argv: &[S]) -> Result<Parsed, Refusal> {
         ));
     }
 
-    let user = opts.user_threads;
+    // rtla measures with its user threads wherever the kernel has
+    // timerlat_fd (Linux 6.5 on), -u or not; -k for kernel threads. rtlat's
+    // user stage is always there.
+    let user = !opts.kernel_threads;
     let mut native: Vec<String> = Vec::new();
     let mut arg = |k: &str, v: Option<String>| {
         native.push(k.into());
@@ -527,14 +531,18 @@ mod tests {
 
     #[test]
     fn top_maps_onto_rtlat_run() {
+        // User threads unless -k, as rtla on a kernel with timerlat_fd.
         let p = ok("top -d 2s -c 0 -q");
-        assert_eq!(p.native, ["--cpus", "0", "--duration", "2s", "--quiet"]);
+        assert_eq!(
+            p.native,
+            ["--cpus", "0", "--user", "--duration", "2s", "--quiet"]
+        );
         assert_eq!(p.cpus, Some(vec![0]));
         assert!(p.thresholds.is_empty());
         assert_eq!(
             p.view,
             View::Top(TopView {
-                user: false,
+                user: true,
                 ns: false,
                 quiet: true,
                 pretty: false,
@@ -611,7 +619,7 @@ mod tests {
 
     #[test]
     fn hist_maps_onto_rtlat_run() {
-        let p = ok("hist -d 2 -c 0 -E 50 --no-summary");
+        let p = ok("hist -k -d 2 -c 0 -E 50 --no-summary");
         assert_eq!(p.native, ["--cpus", "0", "--duration", "2s", "--quiet"]);
         let View::Hist(v) = p.view else { panic!() };
         assert_eq!(
