@@ -24,7 +24,8 @@ usage() {
 #   deb      Debian's name (packages, distribution kernel releases)
 #   gnu      the GNU triplet (cross compiler CROSS_COMPILE=<gnu>-, multiarch)
 #   rust     rustc's target of the static rtlat tool
-#   suite    the Debian suite of the guest's packages (busybox, rt-tests)
+#   suite    the Debian suite of the guest's busybox (its cyclictest,
+#            hackbench and rtla: scripts/setup, setup_peers)
 #   qemupkg  the Debian package of the QEMU system emulator
 #   image    the boot image in the kernel build directory
 #   console  the guest's serial console

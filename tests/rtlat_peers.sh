@@ -1,0 +1,226 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# rtlat's front ends beside the real tools, in one boot: the real cyclictest
+# and rtla (every guest has them, scripts/vmtest) and `rtlat cyclictest`,
+# `rtlat timerlat top|hist` run with the same options, and what they write
+# compared by its shape (tests/rtrs_shape.sh): the same lines, headers, rows
+# and columns, numbers aside, and for JSON the same key paths and value
+# types; and the same exit status. Whatever parses the real tool's output
+# must accept rtlat's. A front end that is missing fails its cases.
+
+DIR=$(dirname "$(readlink -f "$0")")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/rtrs_lib.sh"
+. "$DIR/rtrs_shape.sh"
+
+# Each run is bounded (riscv64 under TCG is the slowest).
+BOUND=120
+
+rtrs_start
+ktap_set_plan 9
+tmp=$(mktemp -d)
+# (A process can cost much on a debug kernel under TCG: what needs none is
+# done by the shell.)
+read -r t_all _ </proc/uptime
+nl='
+'
+
+# Run $1 (standard output $tmp/$1.out, error .err, exit status .rc) with
+# the command that follows. A pair of runs, the real tool's and rtlat's,
+# goes at the same time: the numbers are not compared, and the test takes
+# half the time.
+run()
+{
+	name=$1
+	shift
+	read -r t0 _ </proc/uptime
+	timeout "$BOUND" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	rc=$?
+	read -r t1 _ </proc/uptime
+	echo "$rc" >"$tmp/$name.rc"
+	since "$t0" "$t1"
+	echo "$name: $* (exit $rc, $took s)" >>"$tmp/times"
+}
+
+# $took: the seconds from uptime $1 to uptime $2 (hundredths in both).
+since()
+{
+	set -- $((${2%.*}${2#*.} - ${1%.*}${1#*.}))
+	took=$(($1 / 100)).$(($1 / 10 % 10))
+}
+
+# The first lines of file $1 as ktap messages.
+show()
+{
+	sed -n "1,${2:-6}s/^/# /p" "$1"
+}
+
+# Whether rtlat has the front end of the real tool's command $*
+# (cyclictest, rtla timerlat top, ...): its --help exits as the real
+# tool's does (0 for cyclictest, 129 for rtla). If not, why is in $missing.
+front_end()
+{
+	"$@" --help >/dev/null 2>&1
+	want=$?
+	[ "$1" = rtla ] && shift
+	rtlat "$@" --help >"$tmp/fe.out" 2>&1
+	rc=$?
+	[ $rc = $want ] && return 0
+	read -r first <"$tmp/fe.out"
+	missing="rtlat $*: no such front end (--help exits $rc, the real tool's $want: $first)"
+	return 1
+}
+
+# Case $1: the real tool's run $2 against rtlat's run $3 ("" if the front
+# end is missing: $missing says why), by the shape (shape_compare) of kind
+# $4 (text: standard output; json: files $tmp/$2.json and $tmp/$3.json);
+# the real tool's output must match the extended regex $5 (it wrote what
+# the case compares); $6 the awk regex of list lines (shape_compare).
+compare()
+{
+	desc=$1 peer=$2 mine=$3 kind=$4 anchor=$5 list=${6:-}
+	read -r prc <"$tmp/$peer.rc"
+	ext=out
+	[ "$kind" = json ] && ext=json
+	if [ "$prc" != 0 ]; then
+		echo "# the real tool failed (exit $prc):"
+		show "$tmp/$peer.err"
+		show "$tmp/$peer.out"
+		ktap_test_fail "$desc"
+		return
+	fi
+	if ! grep -qE "$anchor" "$tmp/$peer.$ext"; then
+		echo "# the real tool's output has no /$anchor/:"
+		show "$tmp/$peer.$ext"
+		ktap_test_fail "$desc"
+		return
+	fi
+	if [ -z "$mine" ]; then
+		echo "# $missing"
+		ktap_test_fail "$desc"
+		return
+	fi
+	read -r mrc <"$tmp/$mine.rc"
+	if [ "$mrc" != "$prc" ]; then
+		echo "# rtlat exited $mrc, the real tool $prc:"
+		show "$tmp/$mine.err"
+		ktap_test_fail "$desc"
+		return
+	fi
+	if shape_compare "$kind" "$tmp/$peer.$ext" "$tmp/$mine.$ext" "$list" >"$tmp/diff"; then
+		ktap_test_pass "$desc"
+	else
+		echo "# the shapes differ (-: the real tool's, +: rtlat's):"
+		cat "$tmp/diff"
+		ktap_test_fail "$desc"
+	fi
+}
+
+# The comparator itself: padding and numbers are no difference, nor an
+# empty map; a column, a line, a key or a type more are.
+T="T: 0 ( 1708) P:80 I:1000 C:   1998 Min:     16 Act:   55 Avg:   39 Max:    1613"
+printf '%s\n' "$T" "# Histogram" "000015 000002" "000016 000004" >"$tmp/a"
+printf '%s\n' "T: 0 (12345) P:80 I:1000 C:1999999 Min:      3 Act:    5 Avg:    4 Max:       7" \
+	"# Histogram" "000003 000200" >"$tmp/b"
+printf '%s\n' "$T" "# Histogram" "000015 000002" "000016 000004	000001" >"$tmp/c"
+printf '%s\n' "$T" "000015 000002" "000016 000004" >"$tmp/d"
+printf '{ "a": { "0": { "min": 3, "avg": 4.50 } }, "s": "x" }\n' >"$tmp/j1"
+printf '{"a":{"7":{"min":12,"avg":0.25}},"s":"yz"}\n' >"$tmp/j2"
+printf '{ "a": { "0": { "min": 3, "avg": 4 } }, "s": "x" }\n' >"$tmp/j3"
+printf '{ "a": { "0": { "min": 3, "avg": 4.50, "max": 9 } }, "s": "x" }\n' >"$tmp/j4"
+printf '{ "a": {}, "s": "x" }\n' >"$tmp/j5"
+# expect STATUS KIND A B: shape_compare's status must be STATUS (0 the
+# same, 1 different, 2 not comparable).
+self=pass
+expect()
+{
+	want=$1
+	shift
+	shape_compare "$1" "$tmp/$2" "$tmp/$3" >"$tmp/self"
+	got=$?
+	[ $got = "$want" ] && return
+	echo "# shape_compare $1 $2 $3: status $got, not $want"
+	cat "$tmp/self"
+	self=fail
+}
+expect 0 text a b
+expect 1 text a c
+expect 1 text a d
+expect 0 json j1 j2
+expect 1 json j1 j3
+expect 1 json j1 j4
+expect 2 json j1 d
+expect 0 json j5 j1
+ktap_test_$self "shape comparator: numbers and padding are no difference, a column, line, key or type more is"
+
+v=$(cyclictest --help 2>&1)
+r=$(rtla 2>&1)
+r=${r#"$nl"}
+echo "# peers: ${v%%"$nl"*}, ${r%%"$nl"*}"
+loaded=0
+if mod=$(rtrs_module rtlat) && ! rtrs_loaded rtlat; then
+	insmod "$mod" && loaded=1
+fi
+
+# cyclictest: its summary line, and (quiet with a histogram: no summary
+# line) the histogram and the JSON report of one run.
+CT="-q -D 2 -i 1000 -p 80 -m -a 0 -t 1"
+rt='' rth=''
+run ct cyclictest $CT &
+if front_end cyclictest; then
+	run rt rtlat cyclictest $CT
+	rt=rt rth=rth
+fi
+wait
+run cth cyclictest $CT -h 100 --json "$tmp/cth.json" &
+[ -n "$rth" ] && run rth rtlat cyclictest $CT -h 100 --json "$tmp/rth.json"
+wait
+compare "cyclictest -q: the T: line as cyclictest's" ct "$rt" text '^T: 0 \('
+compare "cyclictest -h 100: the histogram as cyclictest's" cth "$rth" text '^# Histogram$' '^# Thread @:'
+compare "cyclictest --json: key paths and types as cyclictest's" cth "$rth" json '"histogram"'
+
+# rtla timerlat top, standard output a file, not a terminal: rtla starts
+# each refresh (once a second) with a terminal reset; with -q it prints
+# only the last one, without. Linux 7.3's rtla measures with user threads
+# (its Ret user columns) where the kernel has them, -u or not.
+TL="-d 2s -c 0"
+mt='' mtuq=''
+run tt rtla timerlat top $TL &
+if front_end rtla timerlat top; then
+	run mt rtlat timerlat top $TL
+	mt=mt mtuq=mtuq
+fi
+wait
+run ttuq rtla timerlat top $TL -u -q &
+[ -n "$mtuq" ] && run mtuq rtlat timerlat top $TL -u -q
+wait
+compare "timerlat top: headers, rows and the ALL block as rtla's" tt "$mt" text '^ALL #'
+compare "timerlat top -u -q: headers, rows and the ALL block as rtla's" ttuq "$mtuq" text '^ALL #'
+
+# rtla timerlat hist: the header, the non-empty rows, over:, the per-CPU
+# summary and the ALL block.
+mh='' mhns='' mhu=''
+run th rtla timerlat hist $TL -E 50 &
+if front_end rtla timerlat hist; then
+	run mh rtlat timerlat hist $TL -E 50
+	mh=mh mhns=mhns mhu=mhu
+fi
+wait
+run thns rtla timerlat hist $TL -E 50 --no-summary &
+[ -n "$mhns" ] && run mhns rtlat timerlat hist $TL -E 50 --no-summary
+wait
+run thu rtla timerlat hist $TL -E 50 -u &
+[ -n "$mhu" ] && run mhu rtlat timerlat hist $TL -E 50 -u
+wait
+compare "timerlat hist -E 50: header, rows, summary and ALL as rtla's" th "$mh" text '^ALL: '
+compare "timerlat hist -E 50 --no-summary: as rtla's" thns "$mhns" text '^over: '
+compare "timerlat hist -E 50 -u: as rtla's" thu "$mhu" text 'Usr-000'
+
+[ $loaded = 1 ] && rmmod rtlat
+read -r t1 _ </proc/uptime
+sed 's/^/# /' "$tmp/times"
+since "$t_all" "$t1"
+echo "# all: $took s"
+rm -rf "$tmp"
+ktap_finished
