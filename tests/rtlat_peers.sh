@@ -18,7 +18,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 BOUND=120
 
 rtrs_start
-ktap_set_plan 8
+ktap_set_plan 9
 tmp=$(mktemp -d)
 # (A process can cost much on a debug kernel under TCG: what needs none is
 # done by the shell.)
@@ -35,7 +35,8 @@ run()
 	name=$1
 	shift
 	read -r t0 _ </proc/uptime
-	timeout "$BOUND" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	# (SIGINT, as a user stops them: rtla then restores the tracer.)
+	timeout -s INT "$BOUND" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 	rc=$?
 	read -r t1 _ </proc/uptime
 	echo "$rc" >"$tmp/$name.rc"
@@ -76,10 +77,11 @@ front_end()
 # end is missing: $missing says why), by the shape (shape_compare) of kind
 # $4 (text: standard output; json: files $tmp/$2.json and $tmp/$3.json);
 # the real tool's output must match the extended regex $5 (it wrote what
-# the case compares); $6 the awk regex of list lines (shape_compare).
+# the case compares); $6 the awk regex of list lines, $7 that of rows that
+# may repeat any number of times (shape_compare).
 compare()
 {
-	desc=$1 peer=$2 mine=$3 kind=$4 anchor=$5 list=${6:-}
+	desc=$1 peer=$2 mine=$3 kind=$4 anchor=$5 list=${6:-} rows=${7:-}
 	read -r prc <"$tmp/$peer.rc"
 	ext=out
 	[ "$kind" = json ] && ext=json
@@ -108,7 +110,7 @@ compare()
 		ktap_test_fail "$desc"
 		return
 	fi
-	if shape_compare "$kind" "$tmp/$peer.$ext" "$tmp/$mine.$ext" "$list" >"$tmp/diff"; then
+	if shape_compare "$kind" "$tmp/$peer.$ext" "$tmp/$mine.$ext" "$list" "$rows" >"$tmp/diff"; then
 		ktap_test_pass "$desc"
 	else
 		echo "# the shapes differ (-: the real tool's, +: rtlat's):"
@@ -118,40 +120,60 @@ compare()
 }
 
 # The comparator itself: padding and numbers are no difference, nor an
-# empty map; a column, a line, a key or a type more are.
+# empty histogram; a column, a line (a thread's repeated), a number's
+# padding or decimals, a key or a type more are, and so is an empty object
+# other than a histogram.
 T="T: 0 ( 1708) P:80 I:1000 C:   1998 Min:     16 Act:   55 Avg:   39 Max:    1613"
-printf '%s\n' "$T" "# Histogram" "000015 000002" "000016 000004" >"$tmp/a"
+printf '%s\n' "$T" "# Histogram" "000015 000002" "000016 000004" "# Total: 000001998" >"$tmp/a"
 printf '%s\n' "T: 0 (12345) P:80 I:1000 C:1999999 Min:      3 Act:    5 Avg:    4 Max:       7" \
-	"# Histogram" "000003 000200" >"$tmp/b"
-printf '%s\n' "$T" "# Histogram" "000015 000002" "000016 000004	000001" >"$tmp/c"
-printf '%s\n' "$T" "000015 000002" "000016 000004" >"$tmp/d"
-printf '{ "a": { "0": { "min": 3, "avg": 4.50 } }, "s": "x" }\n' >"$tmp/j1"
-printf '{"a":{"7":{"min":12,"avg":0.25}},"s":"yz"}\n' >"$tmp/j2"
-printf '{ "a": { "0": { "min": 3, "avg": 4 } }, "s": "x" }\n' >"$tmp/j3"
-printf '{ "a": { "0": { "min": 3, "avg": 4.50, "max": 9 } }, "s": "x" }\n' >"$tmp/j4"
-printf '{ "a": {}, "s": "x" }\n' >"$tmp/j5"
-# expect STATUS KIND A B: shape_compare's status must be STATUS (0 the
-# same, 1 different, 2 not comparable).
+	"# Histogram" "000003 000200" "000004 000001" "# Total: 000000201" >"$tmp/b"
+printf '%s\n' "$T" "# Histogram" "000015 000002" "000016 000004	000001" "# Total: 000001998" >"$tmp/c"
+printf '%s\n' "$T" "000015 000002" "000016 000004" "# Total: 000001998" >"$tmp/d"
+printf '%s\n' "$T" "$T" "# Histogram" "000015 000002" "000016 000004" "# Total: 000001998" >"$tmp/e"
+printf '%s\n' "$T" "# Histogram" "    15      2" "    16      4" "# Total:      1998" >"$tmp/f"
+printf '%s\n' "${T%Max:*}Max:    16.00" "# Histogram" "000015 000002" "000016 000004" "# Total: 000001998" >"$tmp/g"
+printf '%s\n' "  0 #1998   |      1      2" "ALL #1998 e0 |      1" >"$tmp/h"
+printf '%s\n' "  0 #12     |   1234      2" "ALL #12 e0   |      1" >"$tmp/i"
+printf '%s\n' "  0 #1998  |      1      2" "ALL #1998 e0 |      1" >"$tmp/k"
+printf '%s\n' "0 1 2 " "1 3 4 " "over: 0 0 " >"$tmp/l"
+printf '%s\n' "0 1 2 " "over: 0 0 " >"$tmp/m"
+printf '{ "a": { "0": { "min": 3, "avg": 4.50, "histogram": { "3": 1 } } }, "s": "x" }\n' >"$tmp/j1"
+printf '{"a":{"7":{"min":12,"avg":0.25,"histogram":{"12":5,"13":1}}},"s":"yz"}\n' >"$tmp/j2"
+printf '{ "a": { "0": { "min": 3, "avg": 4, "histogram": { "3": 1 } } }, "s": "x" }\n' >"$tmp/j3"
+printf '{ "a": { "0": { "min": 3, "avg": 4.50, "histogram": { "3": 1 }, "max": 9 } }, "s": "x" }\n' >"$tmp/j4"
+printf '{ "a": { "0": { "min": 3, "avg": 4.50, "histogram": {} } }, "s": "x" }\n' >"$tmp/j5"
+printf '{ "a": {}, "s": "x" }\n' >"$tmp/j6"
+# expect STATUS KIND A B [LIST_RE [ROWS_RE]]: shape_compare's status must
+# be STATUS (0 the same, 1 different, 2 not comparable).
 self=pass
 expect()
 {
 	want=$1
 	shift
-	shape_compare "$1" "$tmp/$2" "$tmp/$3" >"$tmp/self"
+	shape_compare "$1" "$tmp/$2" "$tmp/$3" "${4:-}" "${5:-}" >"$tmp/self"
 	got=$?
 	[ $got = "$want" ] && return
-	echo "# shape_compare $1 $2 $3: status $got, not $want"
+	echo "# shape_compare $*: status $got, not $want"
 	cat "$tmp/self"
 	self=fail
 }
 expect 0 text a b
 expect 1 text a c
 expect 1 text a d
+expect 1 text a e
+expect 1 text a f
+expect 1 text a g
+expect 0 text h i
+expect 1 text h k
+expect 1 text l m
+expect 0 text l m "" '^@( @)* ?$'
 expect 0 json j1 j2
 expect 1 json j1 j3
 expect 1 json j1 j4
 expect 2 json j1 d
 expect 0 json j5 j1
+expect 0 json j1 j5
+expect 1 json j6 j1
 ktap_test_$self "shape comparator: numbers and padding are no difference, a column, line, key or type more is"
 
 v=$(cyclictest --help 2>&1)
@@ -164,8 +186,9 @@ if mod=$(rtrs_module rtlat) && ! rtrs_loaded rtlat; then
 fi
 
 # cyclictest: its summary line, and (quiet with a histogram: no summary
-# line) the histogram and the JSON report of one run.
+# line) the histogram, two threads' columns, and the JSON report of one run.
 CT="-q -D 2 -i 1000 -p 80 -m -a 0 -t 1"
+CTH="-q -D 2 -i 1000 -p 80 -m -a 0-1 -t 2"
 rt='' rth=''
 run ct cyclictest $CT &
 if front_end cyclictest; then
@@ -173,11 +196,11 @@ if front_end cyclictest; then
 	rt=rt rth=rth
 fi
 wait
-run cth cyclictest $CT -h 100 --json "$tmp/cth.json" &
-[ -n "$rth" ] && run rth rtlat cyclictest $CT -h 100 --json "$tmp/rth.json"
+run cth cyclictest $CTH -h 100 --json "$tmp/cth.json" &
+[ -n "$rth" ] && run rth rtlat cyclictest $CTH -h 100 --json "$tmp/rth.json"
 wait
 compare "cyclictest -q: the T: line as cyclictest's" ct "$rt" text '^T: 0 \('
-compare "cyclictest -h 100: the histogram as cyclictest's" cth "$rth" text '^# Histogram$' '^# Thread @:'
+compare "cyclictest -t 2 -h 100: the histogram as cyclictest's" cth "$rth" text '^# Histogram$' '^# Thread @:'
 compare "cyclictest --json: key paths and types as cyclictest's" cth "$rth" json '"histogram"'
 
 # rtla timerlat top, standard output a file, not a terminal: rtla starts
@@ -202,17 +225,43 @@ compare "timerlat top -k -q: headers, rows and the ALL block as rtla's" ttkq "$m
 # rtla timerlat hist: the header, the non-empty rows, over:, the per-CPU
 # summary and the ALL block.
 mh='' mhkns=''
-run th rtla timerlat hist -d 1s -c 0 -E 50 &
+run th rtla timerlat hist -d 1s -c 0-1 -E 50 &
 if front_end rtla timerlat hist; then
-	run mh rtlat timerlat hist -d 1s -c 0 -E 50
+	run mh rtlat timerlat hist -d 1s -c 0-1 -E 50
 	mh=mh mhkns=mhkns
 fi
 wait
 run thkns rtla timerlat hist -d 1s -c 0 -E 50 -k --no-summary &
 [ -n "$mhkns" ] && run mhkns rtlat timerlat hist -d 1s -c 0 -E 50 -k --no-summary
 wait
-compare "timerlat hist -E 50: header, rows, summary and ALL as rtla's" th "$mh" text '^ALL: '
-compare "timerlat hist -E 50 -k --no-summary: as rtla's" thkns "$mhkns" text '^over: '
+# (Which buckets have samples is data: the bucket rows count once.)
+HR='^@( @)* ?$'
+compare "timerlat hist -c 0-1 -E 50: header, rows, summary and ALL as rtla's" th "$mh" text '^ALL: ' '' "$HR"
+compare "timerlat hist -E 50 -k --no-summary: as rtla's" thkns "$mhkns" text '^over: ' '' "$HR"
+
+# Command lines the real tools refuse: the same exit status (they stop
+# before measuring; -d 1 bounds a run that one of them would not refuse).
+bad=0
+for args in "rtla timerlat top -c 999 -d 1s" "rtla timerlat top -d 0" "rtla timerlat top -P f:200 -d 1s" \
+	"rtla timerlat top -p 1000001 -d 1s" "rtla timerlat hist -E 0 -d 1s" "rtla timerlat top --bogus" \
+	"cyclictest --bogus -D 1" "cyclictest -t 1 -p 100 -D 1" "cyclictest -t 1 -i 0 -D 1"; do
+	set -- $args
+	timeout -s INT "$BOUND" "$@" >/dev/null 2>&1
+	prc=$?
+	[ "$1" = rtla ] && shift
+	timeout -s INT "$BOUND" rtlat "$@" >"$tmp/bad.out" 2>&1
+	mrc=$?
+	if [ $prc = 0 ] || [ $mrc != $prc ]; then
+		echo "# $args: the real tool exited $prc, rtlat $mrc: $(head -n 1 "$tmp/bad.out")"
+		bad=1
+	fi
+done
+if [ $bad = 0 ]; then
+	ktap_test_pass "refused command lines: the real tools' exit statuses"
+else
+	ktap_test_fail "refused command lines: the real tools' exit statuses"
+fi
+
 
 [ $loaded = 1 ] && rmmod rtlat
 read -r t1 _ </proc/uptime

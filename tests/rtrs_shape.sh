@@ -8,26 +8,33 @@
 # one process per comparison (a process costs much on a debug kernel under
 # TCG). Sourced.
 #
-# shape_compare text|json A B [LIST_RE]: true if files A (the real tool's
-#   output) and B (rtlat's) have the same shape; if not, prints how they
-#   differ as ktap messages ("# -" A only, "# +" B only, "#   " both) and
-#   fails. Status 2: a file is missing or not valid JSON.
-# shape_print text|json FILE [LIST_RE]: the shape of FILE, a line each.
+# shape_compare text|json A B [LIST_RE [ROWS_RE]]: true if files A (the
+#   real tool's output) and B (rtlat's) have the same shape; if not, prints
+#   how they differ as ktap messages ("# -" A only, "# +" B only, "#   "
+#   both) and fails. Status 2: a file is missing or not valid JSON.
+# shape_print text|json FILE [LIST_RE [ROWS_RE]]: the shape of FILE, a line
+#   each.
 #
 # The shape of text, a line for a line:
-#   - a number (digits, with a decimal fraction or not) becomes "@";
+#   - a number becomes its class: "@" digits, "@0N" digits zero-padded to
+#     N ("%06d": 000015 is "@06"), "@.N" with N digits after the point
+#     ("%.2f"); so 16, 000016 and 16.00 differ, 16 and 12345 do not;
 #   - a run of spaces becomes one space, and the spaces between the start of
 #     the line or a punctuation character and a number (the padding of a
 #     right-aligned field, which a wide enough number fills) are dropped;
+#     a line with "|" (rtla's columns) keeps where each "|" stands, as
+#     "{|p,q,...}" after it (the fields' widths);
 #     a tab becomes "<tab>", another control character "<^X>" (escape
 #     "<^[>"); a terminal reset, ESC c (rtla top's refresh), ends the line
 #     and becomes a line "<clear>";
 #   - a line whose shape matches the awk regex LIST_RE (a list of any
 #     length: cyclictest's overflow cycles) keeps what LIST_RE matched and
 #     ends in "...";
-#   - consecutive equal shapes (the rows of a histogram, however many) are
-#     one, and so are consecutive equal blocks that begin with "<clear>"
-#     (a top refreshed any number of times);
+#   - consecutive equal shapes that match the awk regex ROWS_RE (the rows of
+#     a histogram that leaves empty buckets out: how many depends on the
+#     data) are one; every other line counts, repeated or not (a thread's
+#     or a CPU's line more is a difference); consecutive equal blocks that
+#     begin with "<clear>" are one (a top refreshed any number of times);
 #   - lines that report a condition of the run, not a format, are left
 #     out: rtla's "N events missed" (when its buffer overflowed),
 #     cyclictest's "# /dev/cpu_dma_latency set to 0us" (when it could hold
@@ -35,8 +42,10 @@
 # The shape of a JSON document: its key paths and the type of each value
 # (object, array, string, int, real, bool, null), each once; keys that are
 # numbers (threads, histogram buckets) become "@", array elements "[]". An
-# empty object is the same as a map of numbered keys (cyclictest writes an
-# empty histogram when no sample fell in its range).
+# empty "histogram" object is the same as one with numbered keys
+# (cyclictest writes an empty histogram when no sample fell in its range;
+# which buckets have samples is data); nowhere else is an empty object the
+# same as a full one.
 
 SHAPE_AWK='
 function fail(why) {
@@ -47,24 +56,49 @@ function fail(why) {
 
 # ---- text: shapes of file f in sh[f, 1..n[f]]
 function tout(s) {
-	if (n[f] && s == sh[f, n[f]])
+	if (n[f] && s == sh[f, n[f]] && rows != "" && s ~ rows)
 		return
 	sh[f, ++n[f]] = s
 }
-function tline(s) {
+# Each number of s as its class (see above).
+function numbers(s,    out, t, c) {
+	out = ""
+	while (match(s, /[0-9]+(\.[0-9]+)?/)) {
+		t = substr(s, RSTART, RLENGTH)
+		if ((c = index(t, ".")) > 0)
+			c = "@." (length(t) - c)
+		else if (length(t) > 1 && substr(t, 1, 1) == "0")
+			c = "@0" length(t)
+		else
+			c = "@"
+		out = out substr(s, 1, RSTART - 1) c
+		s = substr(s, RSTART + RLENGTH)
+	}
+	return out s
+}
+# Where each "|" of s stands: "{|p,q,...}", or "" without one.
+function bars(s,    i, out) {
+	out = ""
+	for (i = 1; i <= length(s); i++)
+		if (substr(s, i, 1) == "|")
+			out = out (out == "" ? "" : ",") i
+	return out == "" ? "" : " {|" out "}"
+}
+function tline(s,    b) {
 	if (s ~ /events missed, results might not be accurate$/ || s ~ /^# \/dev\/cpu_dma_latency set to [0-9]+us$/)
 		return
 	gsub(/\t/, "<tab>", s)
 	while (match(s, ctlre))
 		s = substr(s, 1, RSTART - 1) "<^" ctl[substr(s, RSTART, 1)] ">" substr(s, RSTART + 1)
-	gsub(/[0-9]+(\.[0-9]+)?/, "@", s)
+	b = bars(s)
+	s = numbers(s)
 	gsub(/ +/, " ", s)
 	sub(/^ @/, "@", s)
 	while (match(s, /[^[:alnum:]@ ] @/))
 		s = substr(s, 1, RSTART) substr(s, RSTART + 2)
 	if (list != "" && match(s, list))
 		s = substr(s, 1, RSTART + RLENGTH - 1) "..."
-	tout(s)
+	tout(s b)
 }
 function text(    s, i, cleared) {
 	sub(/\r$/, "")
@@ -136,7 +170,8 @@ function value(path,    c, cl, k) {
 		p++
 		ws()
 		if (substr(doc, p, 1) == cl) {
-			empty[cur, path] = 1
+			if (c == "{" && path ~ /(^|\.)histogram$/)
+				empty[cur, path] = 1
 			p++
 			return
 		}
@@ -213,8 +248,8 @@ FNR == 1 {
 kind == "text" { text() }
 kind == "json" { body[f] = body[f] $0 "\n" }
 
-# Drop from file k what the other file has as an empty object where k has
-# a map of numbered keys (a histogram without a bucket in its range).
+# Drop from file k what the other file has as an empty "histogram" object
+# where k has numbered keys (a histogram without a bucket in its range).
 function unmap(k,    o, i, m, e, path, at, c, cut) {
 	o = 3 - k
 	m = 0
@@ -310,10 +345,10 @@ shape_compare()
 {
 	[ -s "$2" ] || { echo "# $2: missing or empty"; return 2; }
 	[ -s "$3" ] || { echo "# $3: missing or empty"; return 2; }
-	awk -v mode=compare -v kind="$1" -v list="${4:-}" "$SHAPE_AWK" "$2" "$3"
+	awk -v mode=compare -v kind="$1" -v list="${4:-}" -v rows="${5:-}" "$SHAPE_AWK" "$2" "$3"
 }
 
 shape_print()
 {
-	awk -v mode=print -v kind="$1" -v list="${3:-}" "$SHAPE_AWK" "$2"
+	awk -v mode=print -v kind="$1" -v list="${3:-}" -v rows="${4:-}" "$SHAPE_AWK" "$2"
 }
