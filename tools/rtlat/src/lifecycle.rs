@@ -114,9 +114,12 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     files::write_svg(&outcome, &info)?;
     mode.write_files(&outcome)?;
     let text = mode.on_end(&outcome);
-    if let Some(code) = mode.peer_exit() {
+    if let Some(code) = mode.peer_exit(&outcome.report.stop.reason) {
         // The mode reports the run, a trip included, its peer's way.
         print!("{text}");
+        if let Some(e) = &outcome.error {
+            eprintln!("rtlat: error: {e}");
+        }
         return Ok(ExitCode::from(code));
     }
     finish(&outcome, text, trip.map(|(line, _)| line));
@@ -141,5 +144,8 @@ fn finish(o: &Outcome<'_>, text: String, trip_line: Option<String>) {
     eprint!("{}", gate::summary(&r.gates, o.plan.unit.ns));
     if let Some(e) = r.raw.as_ref().and_then(|raw| raw.error.as_ref()) {
         eprintln!("rtlat: error: raw records: {e}");
+    }
+    if let Some(e) = &o.error {
+        eprintln!("rtlat: error: {e}");
     }
 }

@@ -87,10 +87,11 @@ pub trait Mode {
         Ok(())
     }
 
-    /// The exit status the mode's peer gives a run that completed, a
-    /// threshold trip included, which the mode then reports its peer's way
-    /// in its text; `None`: the tool's own (and its line on a trip).
-    fn peer_exit(&self) -> Option<u8> {
+    /// The exit status the mode's peer gives a run that ended for `reason`
+    /// (the report's `stop.reason`), a threshold trip included, which the
+    /// mode then reports its peer's way in its text; `None`: the tool's own
+    /// (and its line on a trip).
+    fn peer_exit(&self, _reason: &str) -> Option<u8> {
         None
     }
 }

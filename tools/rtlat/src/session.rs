@@ -43,6 +43,8 @@ pub struct Ended {
     /// user thread of a mode with a [`crate::mode::UserSink`] ended (it
     /// measured the count its sink asked, or it failed and says why).
     pub reason: &'static str,
+    /// Why, for `error`: one line.
+    pub error: Option<String>,
     pub stream: Stream,
     /// Wall-clock start and end, seconds since the epoch.
     pub start_time: f64,
@@ -159,6 +161,7 @@ impl Run<'_> {
         let mut last_print = Instant::now() - Duration::from_secs(1);
         let mut last_status = Instant::now();
         let reason;
+        let mut error = None;
         let mut status_ran_on = BTreeSet::new();
         loop {
             thread::sleep(Duration::from_millis(100));
@@ -169,6 +172,11 @@ impl Run<'_> {
                 reason = if StopReason::from_raw(st.stop_reason) == Some(StopReason::Threshold) {
                     "threshold"
                 } else {
+                    error = Some(
+                        "the device stopped the session (unbound, or reconfigured by another \
+                         owner): the run is cut short"
+                            .to_string(),
+                    );
                     "error"
                 };
                 break;
@@ -234,6 +242,7 @@ impl Run<'_> {
             .map_err(|_| "a thread of the session panicked".to_string())?;
         Ok(Ended {
             reason,
+            error,
             stream,
             start_time,
             end_time,

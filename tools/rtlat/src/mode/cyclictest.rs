@@ -620,9 +620,10 @@ impl Mode for Cyclictest {
         Ok(())
     }
 
-    fn peer_exit(&self) -> Option<u8> {
-        // cyclictest exits 0 after a -b break too.
-        Some(0)
+    fn peer_exit(&self, reason: &str) -> Option<u8> {
+        // cyclictest exits 0 after a -b break too; 1 when it failed (a
+        // session the device stopped, a measuring thread that failed).
+        Some(u8::from(reason == "error"))
     }
 }
 
@@ -1001,6 +1002,7 @@ mod tests {
             report,
             stats: Vec::new(),
             stream,
+            error: None,
         };
         let text = mode.on_end(&o);
         let json = mode.json(&o);
@@ -1083,6 +1085,7 @@ mod tests {
             report: report::tests::sample(),
             stats: Vec::new(),
             stream: Stream::default(),
+            error: None,
         };
         mode.write_files(&o).unwrap();
         assert!(std::fs::read_to_string(&h).unwrap().starts_with(
@@ -1091,7 +1094,10 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
         assert_eq!(v["thread"]["0"]["histogram"]["1"], 1);
-        assert_eq!(mode.peer_exit(), Some(0));
+        for reason in ["duration", "count", "threshold", "interrupted"] {
+            assert_eq!(mode.peer_exit(reason), Some(0), "{reason}");
+        }
+        assert_eq!(mode.peer_exit("error"), Some(1));
         assert!(mode.replaces_live() && mode.user_sink().is_some());
         let _ = std::fs::remove_dir_all(&dir);
     }
