@@ -30,6 +30,7 @@ mod signals;
 mod stream;
 mod sysinfo;
 mod tally;
+mod user;
 
 use std::{process::ExitCode, time::Duration};
 
