@@ -33,7 +33,13 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
             info.version
         );
     }
-    let plan = Plan::new(c, &sysinfo::online_cpus(), &info.online_cpus)?;
+    let plan = match Plan::new(c, &sysinfo::online_cpus(), &info.online_cpus) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("rtlat: error: {e}");
+            return Ok(ExitCode::from(mode.refused_exit(&e)));
+        }
+    };
 
     // The raw file exists before anything is measured, or the run is refused.
     let raw = plan

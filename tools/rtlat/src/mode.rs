@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use rtcore::uapi::Record;
 
-use crate::{collect::Outcome, live::Interval, report::Trip, tally::Tally};
+use crate::{collect::Outcome, live::Interval, plan::Refusal, report::Trip, tally::Tally};
 
 /// What a user-stage thread does with each activation it measured, the way
 /// cyclictest's measuring threads keep their own numbers: called by that
@@ -85,6 +85,12 @@ pub trait Mode {
     /// Files the mode writes at the end, besides `--json` and `--svg`.
     fn write_files(&self, _end: &Outcome<'_>) -> Result<(), String> {
         Ok(())
+    }
+
+    /// The exit status of options the plan refused (see [`Refusal`]); by
+    /// default the native tool's: 2 for the command line, 1 for the system.
+    fn refused_exit(&self, r: &Refusal) -> u8 {
+        r.exit_status()
     }
 
     /// The exit status the mode's peer gives a run that ended for `reason`
