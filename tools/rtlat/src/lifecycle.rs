@@ -47,6 +47,9 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         .as_ref()
         .map(|(path, format)| RawWriter::create(path, *format))
         .transpose()?;
+    // So are the JSON and SVG, and the mode's own files.
+    let outputs = files::Outputs::create(plan.json.as_deref(), plan.svg.as_deref())?;
+    mode.open_files()?;
 
     // Only when asked: hold the CPU DMA latency (and report it either way).
     let _dma = plan
@@ -115,10 +118,21 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         (Some((_, status)), cli::EXIT_THRESHOLD) => *status,
         (_, code) => code,
     };
-    outcome.report.exit_code = Some(code);
-    files::write_json(&outcome)?;
-    files::write_svg(&outcome, &info)?;
-    mode.write_files(&outcome)?;
+    // A file that cannot be written at the end loses only itself: the
+    // others, the summary and the gates still come, and the run exits with
+    // the worse of its status and 1.
+    let mut failed = Vec::new();
+    failed.extend(files::write_svg(&outcome, &info, outputs.svg).err());
+    failed.extend(mode.write_files(&outcome).err());
+    let worst = |code: u8, failed: &[String]| {
+        if failed.is_empty() {
+            code
+        } else {
+            code.max(cli::EXIT_ERROR)
+        }
+    };
+    outcome.report.exit_code = Some(worst(code, &failed));
+    failed.extend(files::write_json(&outcome, outputs.json).err());
     let text = mode.on_end(&outcome);
     if let Some(code) = mode.peer_exit(&outcome.report.stop.reason) {
         // The mode reports the run, a trip included, its peer's way.
@@ -126,10 +140,16 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         if let Some(e) = &outcome.error {
             eprintln!("rtlat: error: {e}");
         }
-        return Ok(ExitCode::from(code));
+        for e in &failed {
+            eprintln!("rtlat: error: {e}");
+        }
+        return Ok(ExitCode::from(worst(code, &failed)));
     }
     finish(&outcome, text, trip.map(|(line, _)| line));
-    Ok(ExitCode::from(code))
+    for e in &failed {
+        eprintln!("rtlat: error: {e}");
+    }
+    Ok(ExitCode::from(worst(code, &failed)))
 }
 
 /// Prints the summary `text`, where a threshold was exceeded the mode's

@@ -82,7 +82,14 @@ pub trait Mode {
         false
     }
 
-    /// Files the mode writes at the end, besides `--json` and `--svg`.
+    /// Creates the files the mode writes at the end, before anything is
+    /// measured: a path that cannot be written refuses the run at once.
+    fn open_files(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Files the mode writes at the end, besides `--json` and `--svg`
+    /// (created by [`Mode::open_files`]).
     fn write_files(&self, _end: &Outcome<'_>) -> Result<(), String> {
         Ok(())
     }

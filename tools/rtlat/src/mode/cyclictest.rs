@@ -18,6 +18,7 @@ use std::{
     fmt::Write as _,
     fs::File,
     io::Write as _,
+    path::Path,
     sync::{
         atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed},
         Arc, Mutex,
@@ -29,6 +30,7 @@ use rtcore::uapi::{self, Record, Stage};
 use crate::{
     collect::Outcome,
     cyclictest::opts::Settings,
+    files::Output,
     live::Interval,
     mode::{Mode, UserSink},
 };
@@ -476,12 +478,19 @@ pub struct Cyclictest {
     tally: Arc<Tally>,
     /// Each thread's NUMA node for the JSON (-1 without NUMA, and with `-S`).
     nodes: Vec<i64>,
+    /// The `--json` file, created before the run.
+    json_out: Mutex<Option<Output>>,
 }
 
 impl Cyclictest {
     pub fn new(s: Settings, tracemark: Option<TraceMark>, nodes: Vec<i64>) -> Self {
         let tally = Arc::new(Tally::new(&s, tracemark));
-        Self { s, tally, nodes }
+        Self {
+            s,
+            tally,
+            nodes,
+            json_out: Mutex::new(None),
+        }
     }
 
     /// The `T:` lines, with the measuring threads' ids `tids` (per CPU).
@@ -602,13 +611,22 @@ impl Mode for Cyclictest {
         true
     }
 
+    fn open_files(&self) -> Result<(), String> {
+        if let Some(path) = self.s.json.as_ref().filter(|p| *p != "-") {
+            *self.json_out.lock().unwrap() = Some(Output::create(Path::new(path))?);
+        }
+        Ok(())
+    }
+
     fn write_files(&self, o: &Outcome<'_>) -> Result<(), String> {
         if let Some(path) = &self.s.json {
             let text = self.json(o);
             if path == "-" {
                 print!("{text}");
             } else {
-                std::fs::write(path, text).map_err(|e| format!("Failed to open '{path}': {e}"))?;
+                let out = self.json_out.lock().unwrap().take();
+                let out = out.map_or_else(|| Output::create(Path::new(path)), Ok)?;
+                out.write(text.as_bytes())?;
             }
         }
         if let Some(file) = self.s.histogram.as_ref().and_then(|h| h.file.as_ref()) {
