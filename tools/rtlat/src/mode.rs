@@ -16,7 +16,7 @@ pub use top::Top;
 
 use std::sync::Arc;
 
-use rtcore::uapi::Record;
+use rtcore::uapi::{Record, Status};
 
 use crate::{collect::Outcome, live::Interval, plan::Refusal, report::Trip, tally::Tally};
 
@@ -41,6 +41,12 @@ pub trait Mode {
     /// The text printed once the run is over and its statistics collected
     /// (before the threshold line, if one was exceeded).
     fn on_end(&self, end: &Outcome<'_>) -> String;
+
+    /// The status SIGUSR1 asks for, on stderr, with the device's status
+    /// `st`; by default the native summary ([`Interval::summary`]).
+    fn on_status(&self, now: &Interval<'_>, st: &Status) -> String {
+        now.summary(st)
+    }
 
     /// What the mode counts itself from every record of a session (see
     /// [`Tally`]), handed back in [`Interval::tally`] and in the outcome's

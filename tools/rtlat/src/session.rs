@@ -197,9 +197,10 @@ impl Run<'_> {
                 break;
             }
             if signals::status_requested() {
-                // SIGUSR1, as cyclictest: the current summary on stderr.
+                // SIGUSR1, as cyclictest: the current status on stderr, the
+                // mode's way.
                 let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
-                eprint!("{}", now.summary(&st));
+                eprint!("{}", self.mode.on_status(&now, &st));
                 // The live view starts below it.
                 printed_lines = 0;
             }

@@ -570,6 +570,15 @@ impl Mode for Cyclictest {
         self.screen(&now.tids)
     }
 
+    fn on_status(&self, now: &Interval<'_>, _: &uapi::Status) -> String {
+        // cyclictest's sighand: its print_stat lines between two rules.
+        let rule = "#---------------------------\n";
+        format!(
+            "{rule}# cyclictest current status:\n{}{rule}",
+            self.stat_lines(&now.tids)
+        )
+    }
+
     fn on_end(&self, o: &Outcome<'_>) -> String {
         let s = &self.s;
         let tids = &o.stream.tids;
@@ -1079,6 +1088,37 @@ mod tests {
             v["cmdline:"],
             report::tests::sample().command_line.join(" ")
         );
+    }
+
+    #[test]
+    fn sigusr1_prints_cyclictests_status_block() {
+        let s = settings("-p 80 -t 2 -d 0 -i 1000");
+        let cpus = s.cpus.clone();
+        let mode = Cyclictest::new(s, None, vec![0; cpus.len()]);
+        mode.tally.on_user(cpus[0], &rec(cpus[0], 7_000, 0));
+        let Cmd::Run(c) = Cli::try_parse_from(["rtlat", "run"]).unwrap().cmd else {
+            unreachable!()
+        };
+        let plan = Plan::new(&c, &[0, 1, 2, 3], "0-3").unwrap();
+        let now = Interval {
+            plan: &plan,
+            phase: &plan.phases.measured,
+            cpus: Vec::new(),
+            tids: cpus.iter().map(|&c| (c, 200 + c as i32)).collect(),
+            elapsed: std::time::Duration::from_secs(1),
+            tally: None,
+        };
+        let text = mode.on_status(&now, &uapi::Status::default());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2 + cpus.len() + 1, "{text}");
+        assert_eq!(lines[0], "#---------------------------");
+        assert_eq!(lines[1], "# cyclictest current status:");
+        assert!(
+            lines[2].starts_with("T: 0 (  200) P:80 I:1000 C:      1 Min:      7"),
+            "{text}"
+        );
+        assert!(lines[3].starts_with("T: 1 ("), "{text}");
+        assert_eq!(lines[4], "#---------------------------");
     }
 
     #[test]
