@@ -133,8 +133,10 @@ pub fn write_svg(o: &Outcome<'_>, info: &SysInfo, out: Option<Output>) -> Result
         "rtlat on {} ({}), period {} µs",
         info.release, info.machine, o.plan.period_us
     );
-    plot::write_svg(&out.tmp().to_string_lossy(), &title, &hists, &times)
-        .map_err(|e| format!("{}: {e}", out.path.display()))?;
+    let tmp = out.tmp().to_string_lossy();
+    // The error names the file asked for, not the temporary one.
+    plot::write_svg(&tmp, &title, &hists, &times)
+        .map_err(|e| e.replacen(&*tmp, &out.path.to_string_lossy(), 1))?;
     out.commit()
 }
 

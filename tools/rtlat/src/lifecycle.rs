@@ -95,10 +95,14 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     };
     if let Some(w) = &phases.warm_up {
         // Its records were read and are dropped here, with its statistics.
-        match run.session(w, None)?.reason {
+        let warm = run.session(w, None)?;
+        match warm.reason {
             "duration" => {}
             "interrupted" => return Err("interrupted during the warm-up: nothing measured".into()),
-            _ => return Err("the session stopped during the warm-up: nothing measured".into()),
+            _ => {
+                let why = warm.error.unwrap_or_else(|| "the session stopped".into());
+                return Err(format!("during the warm-up: {why}: nothing measured"));
+            }
         }
         // The owner reconfigures its stopped session: a new one, with fresh
         // statistics and ring counters, and the thresholds armed.

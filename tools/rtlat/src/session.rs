@@ -170,8 +170,7 @@ impl Run<'_> {
                     "threshold"
                 } else {
                     error = Some(
-                        "the device stopped the session (unbound, or reconfigured by another \
-                         owner): the run is cut short"
+                        "the device stopped the session (unbound, or reconfigured by another owner)"
                             .to_string(),
                     );
                     "error"
