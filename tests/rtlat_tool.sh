@@ -147,9 +147,10 @@ else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out" "$tmp/chk")"
 	ktap_test_fail "run --stages irq: irq stage only, valid JSON"
 fi
+# Options that do not fit together are a usage error: exit 2.
 rtlat run --stages irq --user --duration 1s -q >"$tmp/out" 2>&1
 rc=$?
-if [ $rc = 1 ] && grep -q "needs the thread stage" "$tmp/out"; then
+if [ $rc = 2 ] && grep -q "needs the thread stage" "$tmp/out"; then
 	ktap_test_pass "run --stages irq --user: refused with a reason"
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out")"

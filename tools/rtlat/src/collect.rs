@@ -28,6 +28,8 @@ pub struct Outcome<'a> {
     pub stats: Vec<StageStats>,
     /// What the reader collected of the measured session.
     pub stream: Stream,
+    /// Why the session was cut short, if it was (`stop.reason` `error`).
+    pub error: Option<String>,
 }
 
 /// The report of one stage on one CPU.
@@ -51,11 +53,16 @@ fn stage_report(x: &StageStats) -> report::StageReport {
     }
 }
 
-/// The exit status a report gives: a threshold trip (the run stopped
-/// early) before a failed gate.
+/// The exit status a report gives: a run cut short by an error (records not
+/// written, a session the device stopped), then a threshold trip (the run
+/// stopped early) before a failed gate.
 pub fn exit_status(r: &Report) -> u8 {
     if r.raw.as_ref().is_some_and(|raw| raw.error.is_some()) {
         // The records asked for are not all written.
+        cli::EXIT_ERROR
+    } else if r.stop.reason == "error" {
+        // Truncated: an unbind, another owner's reconfiguration, or a
+        // measuring thread that failed.
         cli::EXIT_ERROR
     } else if r.stop.trip.is_some() {
         cli::EXIT_THRESHOLD
@@ -77,6 +84,7 @@ pub fn collect<'a>(
 ) -> Result<Outcome<'a>, String> {
     let Ended {
         reason,
+        error,
         stream,
         start_time,
         end_time,
@@ -170,6 +178,7 @@ pub fn collect<'a>(
         report,
         stats,
         stream,
+        error,
     })
 }
 
@@ -191,5 +200,18 @@ mod tests {
         let raw = r.raw.as_mut().unwrap();
         raw.error = Some("raw.csv: No space left on device".into());
         assert_eq!(exit_status(&r), 1);
+    }
+
+    #[test]
+    fn a_session_the_device_stopped_is_an_error() {
+        let mut r = report::tests::sample();
+        r.stop.trip = None;
+        r.gates.clear();
+        r.stop.reason = "error".into();
+        assert_eq!(exit_status(&r), 1);
+        for reason in ["duration", "interrupted", "count"] {
+            r.stop.reason = reason.into();
+            assert_eq!(exit_status(&r), 0, "{reason}");
+        }
     }
 }

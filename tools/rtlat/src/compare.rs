@@ -25,6 +25,9 @@ fn load(file: &Path) -> Result<Report, String> {
             report::SCHEMA_VERSIONS_READ
         ));
     }
+    // Numbers that do not agree are not compared.
+    r.consistency()
+        .map_err(|e| format!("{}: inconsistent: {e}", file.display()))?;
     Ok(r)
 }
 

@@ -33,7 +33,13 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
             info.version
         );
     }
-    let plan = Plan::new(c, &sysinfo::online_cpus(), &info.online_cpus)?;
+    let plan = match Plan::new(c, &sysinfo::online_cpus(), &info.online_cpus) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("rtlat: error: {e}");
+            return Ok(ExitCode::from(mode.refused_exit(&e)));
+        }
+    };
 
     // The raw file exists before anything is measured, or the run is refused.
     let raw = plan
@@ -41,6 +47,9 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         .as_ref()
         .map(|(path, format)| RawWriter::create(path, *format))
         .transpose()?;
+    // So are the JSON and SVG, and the mode's own files.
+    let outputs = files::Outputs::create(plan.json.as_deref(), plan.svg.as_deref())?;
+    mode.open_files()?;
 
     // Only when asked: hold the CPU DMA latency (and report it either way).
     let _dma = plan
@@ -86,10 +95,14 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     };
     if let Some(w) = &phases.warm_up {
         // Its records were read and are dropped here, with its statistics.
-        match run.session(w, None)?.reason {
+        let warm = run.session(w, None)?;
+        match warm.reason {
             "duration" => {}
             "interrupted" => return Err("interrupted during the warm-up: nothing measured".into()),
-            _ => return Err("the session stopped during the warm-up: nothing measured".into()),
+            _ => {
+                let why = warm.error.unwrap_or_else(|| "the session stopped".into());
+                return Err(format!("during the warm-up: {why}: nothing measured"));
+            }
         }
         // The owner reconfigures its stopped session: a new one, with fresh
         // statistics and ring counters, and the thresholds armed.
@@ -109,18 +122,38 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         (Some((_, status)), cli::EXIT_THRESHOLD) => *status,
         (_, code) => code,
     };
-    outcome.report.exit_code = Some(code);
-    files::write_json(&outcome)?;
-    files::write_svg(&outcome, &info)?;
-    mode.write_files(&outcome)?;
+    // A file that cannot be written at the end loses only itself: the
+    // others, the summary and the gates still come, and the run exits with
+    // the worse of its status and 1.
+    let mut failed = Vec::new();
+    failed.extend(files::write_svg(&outcome, &info, outputs.svg).err());
+    failed.extend(mode.write_files(&outcome).err());
+    let worst = |code: u8, failed: &[String]| {
+        if failed.is_empty() {
+            code
+        } else {
+            code.max(cli::EXIT_ERROR)
+        }
+    };
+    outcome.report.exit_code = Some(worst(code, &failed));
+    failed.extend(files::write_json(&outcome, outputs.json).err());
     let text = mode.on_end(&outcome);
-    if let Some(code) = mode.peer_exit() {
+    if let Some(code) = mode.peer_exit(&outcome.report.stop.reason) {
         // The mode reports the run, a trip included, its peer's way.
         print!("{text}");
-        return Ok(ExitCode::from(code));
+        if let Some(e) = &outcome.error {
+            eprintln!("rtlat: error: {e}");
+        }
+        for e in &failed {
+            eprintln!("rtlat: error: {e}");
+        }
+        return Ok(ExitCode::from(worst(code, &failed)));
     }
     finish(&outcome, text, trip.map(|(line, _)| line));
-    Ok(ExitCode::from(code))
+    for e in &failed {
+        eprintln!("rtlat: error: {e}");
+    }
+    Ok(ExitCode::from(worst(code, &failed)))
 }
 
 /// Prints the summary `text`, where a threshold was exceeded the mode's
@@ -141,5 +174,8 @@ fn finish(o: &Outcome<'_>, text: String, trip_line: Option<String>) {
     eprint!("{}", gate::summary(&r.gates, o.plan.unit.ns));
     if let Some(e) = r.raw.as_ref().and_then(|raw| raw.error.as_ref()) {
         eprintln!("rtlat: error: raw records: {e}");
+    }
+    if let Some(e) = &o.error {
+        eprintln!("rtlat: error: {e}");
     }
 }

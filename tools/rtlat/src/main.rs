@@ -30,6 +30,7 @@ mod signals;
 mod stream;
 mod sysinfo;
 mod tally;
+mod user;
 
 use std::{process::ExitCode, time::Duration};
 
@@ -39,6 +40,7 @@ use cli::{Cli, Cmd};
 use mode::{Hist, Top};
 
 fn main() -> ExitCode {
+    signals::catch_status();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let lossy: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
     if let Err(e) = cli::refuse_reflexes(&lossy) {

@@ -16,9 +16,9 @@ pub use top::Top;
 
 use std::sync::Arc;
 
-use rtcore::uapi::Record;
+use rtcore::uapi::{Record, Status};
 
-use crate::{collect::Outcome, live::Interval, report::Trip, tally::Tally};
+use crate::{collect::Outcome, live::Interval, plan::Refusal, report::Trip, tally::Tally};
 
 /// What a user-stage thread does with each activation it measured, the way
 /// cyclictest's measuring threads keep their own numbers: called by that
@@ -41,6 +41,12 @@ pub trait Mode {
     /// The text printed once the run is over and its statistics collected
     /// (before the threshold line, if one was exceeded).
     fn on_end(&self, end: &Outcome<'_>) -> String;
+
+    /// The status SIGUSR1 asks for, on stderr, with the device's status
+    /// `st`; by default the native summary ([`Interval::summary`]).
+    fn on_status(&self, now: &Interval<'_>, st: &Status) -> String {
+        now.summary(st)
+    }
 
     /// What the mode counts itself from every record of a session (see
     /// [`Tally`]), handed back in [`Interval::tally`] and in the outcome's
@@ -82,15 +88,29 @@ pub trait Mode {
         false
     }
 
-    /// Files the mode writes at the end, besides `--json` and `--svg`.
+    /// Creates the files the mode writes at the end, before anything is
+    /// measured: a path that cannot be written refuses the run at once.
+    fn open_files(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Files the mode writes at the end, besides `--json` and `--svg`
+    /// (created by [`Mode::open_files`]).
     fn write_files(&self, _end: &Outcome<'_>) -> Result<(), String> {
         Ok(())
     }
 
-    /// The exit status the mode's peer gives a run that completed, a
-    /// threshold trip included, which the mode then reports its peer's way
-    /// in its text; `None`: the tool's own (and its line on a trip).
-    fn peer_exit(&self) -> Option<u8> {
+    /// The exit status of options the plan refused (see [`Refusal`]); by
+    /// default the native tool's: 2 for the command line, 1 for the system.
+    fn refused_exit(&self, r: &Refusal) -> u8 {
+        r.exit_status()
+    }
+
+    /// The exit status the mode's peer gives a run that ended for `reason`
+    /// (the report's `stop.reason`), a threshold trip included, which the
+    /// mode then reports its peer's way in its text; `None`: the tool's own
+    /// (and its line on a trip).
+    fn peer_exit(&self, _reason: &str) -> Option<u8> {
         None
     }
 }

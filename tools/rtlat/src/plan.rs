@@ -6,7 +6,7 @@
 //! warm-up, then the measured one) and for how long, and the outputs. The
 //! lifecycle ([`crate::lifecycle`]) carries it out.
 
-use std::{path::PathBuf, time::Duration};
+use std::{fmt, path::PathBuf, time::Duration};
 
 use rtcore::uapi::{self, Config, Stage};
 
@@ -73,6 +73,35 @@ fn warm_up_config(config: &Config) -> Config {
     }
 }
 
+/// Why a plan was refused.
+#[derive(Debug, PartialEq)]
+pub enum Refusal {
+    /// The command line itself (a bad value, options that do not fit
+    /// together): a usage error, exit 2.
+    Usage(String),
+    /// The system it would run on (a CPU offline, or beyond the CPUs the
+    /// tool supports): exit 1.
+    Environment(String),
+}
+
+impl Refusal {
+    /// The native tool's exit status.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            Self::Usage(_) => cli::EXIT_USAGE,
+            Self::Environment(_) => cli::EXIT_ERROR,
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Usage(e) | Self::Environment(e) => f.write_str(e),
+        }
+    }
+}
+
 /// What a measuring command will do.
 pub struct Plan {
     /// Device node.
@@ -116,35 +145,40 @@ pub struct Plan {
 impl Plan {
     /// Checks the options `c` against the `online` CPUs (`online_list` as the
     /// system writes it) and builds the plan.
-    pub fn new(c: &Common, online: &[u32], online_list: &str) -> Result<Self, String> {
+    pub fn new(c: &Common, online: &[u32], online_list: &str) -> Result<Self, Refusal> {
+        use Refusal::{Environment, Usage};
         let cpus = match &c.cpus {
-            Some(list) => sysinfo::parse_cpu_list(list)?,
+            Some(list) => sysinfo::parse_cpu_list(list).map_err(Usage)?,
             None => online.to_vec(),
         };
         if cpus.is_empty() {
-            return Err("no CPU to measure on".into());
+            return Err(Usage("no CPU to measure on".into()));
         }
         for cpu in &cpus {
             if !online.contains(cpu) {
-                return Err(format!("CPU {cpu} is not online (online: {online_list})"));
+                return Err(Environment(format!(
+                    "CPU {cpu} is not online (online: {online_list})"
+                )));
             }
             if *cpu as usize >= uapi::MAX_CPUS {
-                return Err(format!(
+                return Err(Environment(format!(
                     "CPU {cpu} is beyond the {} CPUs rtlat supports",
                     uapi::MAX_CPUS
-                ));
+                )));
             }
         }
         let mut stages = vec![Stage::Irq];
         for s in &c.stages {
-            let i = cli::parse_stage(s)?;
+            let i = cli::parse_stage(s).map_err(Usage)?;
             if !stages.contains(&i) {
                 stages.push(i);
             }
         }
         let user = c.user || stages.contains(&Stage::User);
         if user && !stages.contains(&Stage::Thread) {
-            return Err("the user stage needs the thread stage (--stages irq,thread,user)".into());
+            return Err(Usage(
+                "the user stage needs the thread stage (--stages irq,thread,user)".into(),
+            ));
         }
         if user && !stages.contains(&Stage::User) {
             stages.push(Stage::User);
@@ -153,30 +187,30 @@ impl Plan {
         let main_stage = *stages.last().unwrap_or(&Stage::Irq);
         for t in &c.thresholds {
             if t.stage == Stage::User && !user {
-                return Err("a user threshold needs --user".into());
+                return Err(Usage("a user threshold needs --user".into()));
             }
             if t.stage == Stage::Thread && !stages.contains(&Stage::Thread) {
-                return Err("a thread threshold needs the thread stage".into());
+                return Err(Usage("a thread threshold needs the thread stage".into()));
             }
         }
 
         let housekeeping = match &c.ci.housekeeping {
             Some(list) => {
-                let hk = sysinfo::parse_cpu_list(list)?;
+                let hk = sysinfo::parse_cpu_list(list).map_err(Usage)?;
                 if hk.is_empty() {
-                    return Err("--housekeeping: no CPU".into());
+                    return Err(Usage("--housekeeping: no CPU".into()));
                 }
                 if let Some(cpu) = hk.iter().find(|c| !online.contains(c)) {
-                    return Err(format!(
+                    return Err(Environment(format!(
                         "--housekeeping: CPU {cpu} is not online (online: {online_list})"
-                    ));
+                    )));
                 }
                 Some(hk)
             }
             None => None,
         };
         let gates = Gates::from_args(&c.ci);
-        gates.check(&stages, user)?;
+        gates.check(&stages, user).map_err(Usage)?;
 
         let mut config = Config {
             period_ns: c.period * 1000,
@@ -200,7 +234,7 @@ impl Plan {
         }
         config
             .validate()
-            .map_err(|e| format!("invalid settings: {e:?}"))?;
+            .map_err(|e| Usage(format!("invalid settings: {e:?}")))?;
 
         Ok(Self {
             device: c.device.clone(),
@@ -334,9 +368,9 @@ mod tests {
     }
 
     /// The plan of `rtlat run ARGS` on a system with CPUs 0-3 online.
-    fn plan(args: &str) -> Result<Plan, String> {
+    fn plan(args: &str) -> Result<Plan, Refusal> {
         let argv = ["rtlat", "run"].into_iter().chain(args.split_whitespace());
-        let Cmd::Run(c) = Cli::try_parse_from(argv).map_err(|e| e.to_string())?.cmd else {
+        let Cmd::Run(c) = Cli::try_parse_from(argv).unwrap().cmd else {
             unreachable!()
         };
         Plan::new(&c, &[0, 1, 2, 3], "0-3")
@@ -372,39 +406,49 @@ mod tests {
 
     #[test]
     fn refused_plans() {
-        let err = |args| plan(args).err().unwrap_or_default();
-        assert_eq!(err("--cpus 7"), "CPU 7 is not online (online: 0-3)");
-        assert_eq!(err("--cpus 3-1"), "bad CPU range '3-1'");
-        assert_eq!(err("--cpus ,"), "no CPU to measure on");
+        use Refusal::{Environment, Usage};
+        let err = |args| plan(args).err().unwrap();
+        let usage = |m: &str| Usage(m.to_string());
+        let env = |m: &str| Environment(m.to_string());
+        assert_eq!(err("--cpus 7"), env("CPU 7 is not online (online: 0-3)"));
+        assert_eq!(err("--cpus 3-1"), usage("bad CPU range '3-1'"));
+        assert_eq!(err("--cpus ,"), usage("no CPU to measure on"));
+        assert!(matches!(err("--cpus abc"), Usage(_)));
         assert_eq!(
             err("--stages foo"),
-            "unknown stage 'foo' (irq, thread, user)"
+            usage("unknown stage 'foo' (irq, thread, user)")
         );
-        assert_eq!(
-            err("--stages irq --user"),
-            "the user stage needs the thread stage (--stages irq,thread,user)"
-        );
-        assert_eq!(err("-T user=5"), "a user threshold needs --user");
+        let needs_thread =
+            usage("the user stage needs the thread stage (--stages irq,thread,user)");
+        assert_eq!(err("--stages irq --user"), needs_thread);
+        assert_eq!(err("--stages user"), needs_thread);
+        assert_eq!(err("-T user=5"), usage("a user threshold needs --user"));
         assert_eq!(
             err("--stages irq -T thread=5"),
-            "a thread threshold needs the thread stage"
+            usage("a thread threshold needs the thread stage")
         );
-        assert_eq!(err("--ring 3"), "invalid settings: Invalid");
+        assert_eq!(err("--ring 3"), usage("invalid settings: Invalid"));
         assert_eq!(
             err("--housekeeping 2,9"),
-            "--housekeeping: CPU 9 is not online (online: 0-3)"
+            env("--housekeeping: CPU 9 is not online (online: 0-3)")
         );
+        assert!(matches!(err("--housekeeping="), Usage(_)));
         assert_eq!(
             plan("--housekeeping 2-3").unwrap().housekeeping,
             Some(vec![2, 3])
         );
         assert_eq!(
             err("--fail-if response.p99>1ms"),
-            "--fail-if 'response.p99>1ms': the response stage is not measured (--user)"
+            usage("--fail-if 'response.p99>1ms': the response stage is not measured (--user)")
+        );
+        assert_eq!(
+            err("--fail-if user.max>10us"),
+            usage("--fail-if 'user.max>10us': the user stage is not measured (--user)")
         );
         assert_eq!(
             err("--stages irq --fail-if thread.max>1ms"),
-            "--fail-if 'thread.max>1ms': the thread stage is not measured"
+            usage("--fail-if 'thread.max>1ms': the thread stage is not measured")
         );
+        assert_eq!((usage("").exit_status(), env("").exit_status()), (2, 1));
     }
 }

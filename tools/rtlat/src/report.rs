@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use rtcore::{hist, uapi::Stage};
 use serde::{Deserialize, Serialize};
 
 use crate::{gate::GateReport, raw::RawReport, sysinfo::SysInfo};
@@ -216,46 +217,146 @@ impl Histogram {
     }
 }
 
+impl Histogram {
+    /// The dense buckets of `rtcore::hist` these non-empty ones stand for,
+    /// if the layout is rtcore's and every bucket is one of its buckets
+    /// (bounds as [`Histogram::from_buckets`] writes them), non-empty, in
+    /// order, and the counts add up within u64.
+    pub fn to_buckets(&self) -> Result<Vec<u64>, String> {
+        if self.layout != "log-linear"
+            || self.sub_bits != hist::SUB_BITS
+            || self.octaves != hist::OCTAVES
+        {
+            return Err(format!(
+                "histogram layout {} sub_bits {} octaves {} is not log-linear {} {}",
+                self.layout,
+                self.sub_bits,
+                self.octaves,
+                hist::SUB_BITS,
+                hist::OCTAVES
+            ));
+        }
+        let mut dense = vec![0u64; hist::BUCKETS];
+        let mut total = 0u64;
+        let mut next = 0;
+        for &[low, high, n] in &self.buckets {
+            let i = hist::bucket_of(low);
+            if i < next
+                || hist::bucket_low(i) != low
+                || hist::bucket_high(i).min(u64::MAX / 2) != high
+                || n == 0
+            {
+                return Err(format!(
+                    "histogram bucket [{low}, {high}, {n}] is not a non-empty bucket of the layout, in order"
+                ));
+            }
+            total = total
+                .checked_add(n)
+                .ok_or("histogram counts overflow".to_string())?;
+            dense[i] = n;
+            next = i + 1;
+        }
+        Ok(dense)
+    }
+}
+
+/// The stage named `name`, if it is one.
+fn stage_named(name: &str) -> Option<Stage> {
+    [Stage::Irq, Stage::Thread, Stage::User, Stage::Response]
+        .into_iter()
+        .find(|s| s.name() == name)
+}
+
+impl StageReport {
+    /// Checks the histogram and that the summary agrees with it: the count,
+    /// min and max in its first and last buckets, the mean between them,
+    /// and each percentile the one `rtcore::hist::percentile` gives.
+    fn consistency(&self) -> Result<(), String> {
+        let b = self.histogram.to_buckets()?;
+        let n: u128 = b.iter().map(|&x| u128::from(x)).sum();
+        if n != u128::from(self.count) {
+            return Err(format!("histogram holds {n}, count is {}", self.count));
+        }
+        if self.count == 0 {
+            if !self.percentiles_ns.is_empty() {
+                return Err("percentiles without samples".into());
+            }
+            return Ok(());
+        }
+        let first = b.iter().position(|&x| x != 0).unwrap_or(0);
+        let last = b.iter().rposition(|&x| x != 0).unwrap_or(0);
+        if hist::bucket_of(self.min_ns) != first || hist::bucket_of(self.max_ns) != last {
+            return Err(format!(
+                "min {} / max {} are not in the histogram's first / last bucket",
+                self.min_ns, self.max_ns
+            ));
+        }
+        if !(self.min_ns <= self.avg_ns && self.avg_ns <= self.max_ns) {
+            return Err("min/avg/max out of order".into());
+        }
+        for (name, &v) in &self.percentiles_ns {
+            let k = hist::PERCENTILE_NAMES
+                .iter()
+                .position(|p| p == name)
+                .ok_or_else(|| format!("unknown percentile '{name}'"))?;
+            let want = hist::percentile(&b, hist::PERCENTILES_PPM[k], self.max_ns);
+            if want != Some(v) {
+                return Err(format!(
+                    "{name} {v} is not the histogram's ({})",
+                    want.map_or("none".into(), |w| w.to_string())
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Report {
     /// Checks that the numbers agree with each other: what the module
-    /// counted per CPU and in total, and each stage's histogram and summary.
+    /// counted per CPU and in total, and each stage's histogram and summary
+    /// (whatever the numbers, never overflowing).
     pub fn consistency(&self) -> Result<(), String> {
         let t = &self.totals;
-        if t.produced != t.delivered + t.dropped {
+        if u128::from(t.produced) != u128::from(t.delivered) + u128::from(t.dropped) {
             return Err(format!(
                 "produced {} != delivered {} + dropped {}",
                 t.produced, t.delivered, t.dropped
             ));
         }
-        let main: u64 = self
+        let main: u128 = self
             .cpus
             .iter()
             .filter_map(|c| c.stages.get("irq"))
-            .map(|s| s.count)
+            .map(|s| u128::from(s.count))
             .sum();
         // Every record has its irq stage, whatever else was measured.
-        if main != t.produced {
+        if main != u128::from(t.produced) {
             return Err(format!(
                 "irq samples {main} != records produced {}",
                 t.produced
             ));
         }
-        let missed: u64 = self.cpus.iter().map(|c| c.missed).sum();
-        if missed != t.missed {
+        let missed: u128 = self.cpus.iter().map(|c| u128::from(c.missed)).sum();
+        if missed != u128::from(t.missed) {
             return Err(format!("missed per CPU {missed} != total {}", t.missed));
+        }
+        if let Some(trip) = &self.stop.trip {
+            if trip.stage != "unknown" && stage_named(&trip.stage).is_none() {
+                return Err(format!("the trip's stage '{}' is not a stage", trip.stage));
+            }
+        }
+        for name in &self.settings.stages {
+            if stage_named(name).is_none() {
+                return Err(format!("settings: '{name}' is not a stage"));
+            }
         }
         for c in &self.cpus {
             for (name, s) in &c.stages {
-                let n: u64 = s.histogram.buckets.iter().map(|b| b[2]).sum();
-                if n != s.count {
-                    return Err(format!(
-                        "cpu {} {name}: histogram holds {n}, count is {}",
-                        c.cpu, s.count
-                    ));
+                if stage_named(name).is_none() {
+                    return Err(format!("cpu {}: '{name}' is not a stage", c.cpu));
                 }
-                if s.count > 0 && !(s.min_ns <= s.avg_ns && s.avg_ns <= s.max_ns) {
-                    return Err(format!("cpu {} {name}: min/avg/max out of order", c.cpu));
-                }
+                s.consistency()
+                    .map_err(|e| format!("cpu {} {name}: {e}", c.cpu))?;
             }
         }
         Ok(())
@@ -280,7 +381,7 @@ pub(crate) mod tests {
         pct.insert("p50".to_string(), 4_031);
         let stage = StageReport {
             count: 901,
-            min_ns: 3_990,
+            min_ns: 4_000,
             avg_ns: 4_030,
             max_ns: 31_000,
             max_seq: 77,
@@ -449,6 +550,152 @@ pub(crate) mod tests {
         );
         let r: Report = serde_json::from_value(v1).unwrap();
         assert!(r.gates.is_empty() && r.exit_code.is_none());
+    }
+
+    /// The report of `sample` with `edit` applied to its JSON: what
+    /// check-json says of it, or the serde error.
+    fn check(edit: impl FnOnce(&mut serde_json::Value)) -> Result<(), String> {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        edit(&mut v);
+        let r: Report = serde_json::from_value(v).map_err(|e| e.to_string())?;
+        r.consistency()
+    }
+
+    #[test]
+    fn hostile_numbers_are_refused() {
+        assert_eq!(check(|_| {}), Ok(()));
+        let refused = |what: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+            let e = check(edit).expect_err(what);
+            assert_eq!(e.lines().count(), 1, "{what}: {e}");
+        };
+        let irq = "/cpus/0/stages/irq";
+        let at = |v: &mut serde_json::Value, path: &str, x: serde_json::Value| {
+            *v.pointer_mut(path).unwrap() = x;
+        };
+        refused("buckets summing past u64", &|v| {
+            at(
+                v,
+                &format!("{irq}/histogram/buckets"),
+                serde_json::json!([[0, 0, u64::MAX], [1, 1, 902]]),
+            );
+        });
+        refused("produced past u64", &|v| {
+            at(v, "/totals/delivered", u64::MAX.into());
+            at(v, "/totals/dropped", 2.into());
+            at(v, "/totals/produced", 1.into());
+        });
+        refused("irq counts past u64", &|v| {
+            let c = v.pointer_mut("/cpus/0").unwrap().clone();
+            v["cpus"].as_array_mut().unwrap().push(c);
+            at(v, "/cpus/1/stages/irq/count", u64::MAX.into());
+        });
+        refused("sub_bits 63", &|v| {
+            at(v, &format!("{irq}/histogram/sub_bits"), 63.into())
+        });
+        refused("octaves 4e9", &|v| {
+            at(
+                v,
+                &format!("{irq}/histogram/octaves"),
+                4_000_000_000u64.into(),
+            )
+        });
+        refused("layout", &|v| {
+            at(v, &format!("{irq}/histogram/layout"), "linear".into())
+        });
+        refused("a stage named bogus", &|v| {
+            let s = v.pointer(irq).unwrap().clone();
+            v["cpus"][0]["stages"]["bogus"] = s;
+        });
+        refused("min=avg=max=u64::MAX with 4 us buckets", &|v| {
+            for k in ["min_ns", "avg_ns", "max_ns"] {
+                at(v, &format!("{irq}/{k}"), u64::MAX.into());
+            }
+        });
+        refused("p50=u64::MAX", &|v| {
+            at(v, &format!("{irq}/percentiles_ns/p50"), u64::MAX.into())
+        });
+        refused("an unknown percentile", &|v| {
+            v["cpus"][0]["stages"]["irq"]["percentiles_ns"]["p42"] = 1.into();
+        });
+        refused("bucket bounds", &|v| {
+            at(v, &format!("{irq}/histogram/buckets/0/1"), 4_100.into())
+        });
+        refused("buckets out of order", &|v| {
+            let b = v.pointer_mut(&format!("{irq}/histogram/buckets")).unwrap();
+            b.as_array_mut().unwrap().reverse();
+        });
+        refused("an empty bucket", &|v| {
+            at(v, &format!("{irq}/histogram/buckets/0/2"), 0.into())
+        });
+        refused("max beyond the histogram", &|v| {
+            at(v, &format!("{irq}/max_ns"), 40_000.into())
+        });
+        refused("a trip on a bogus stage", &|v| {
+            at(v, "/stop/trip/stage", "bogus".into())
+        });
+    }
+
+    #[test]
+    fn no_number_makes_check_json_or_compare_panic() {
+        // Every number of a valid report, one at a time, set to extremes.
+        fn leaves(v: &serde_json::Value, path: String, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m {
+                        leaves(x, format!("{path}/{k}"), out);
+                    }
+                }
+                serde_json::Value::Array(a) => {
+                    for (i, x) in a.iter().enumerate() {
+                        leaves(x, format!("{path}/{i}"), out);
+                    }
+                }
+                serde_json::Value::Number(_) => out.push(path),
+                _ => {}
+            }
+        }
+        let good = sample();
+        let v = serde_json::to_value(&good).unwrap();
+        let mut paths = Vec::new();
+        leaves(&v, String::new(), &mut paths);
+        assert!(paths.len() > 40, "{}", paths.len());
+        let extremes: [serde_json::Value; 9] = [
+            0.into(),
+            1.into(),
+            (u64::MAX).into(),
+            (u64::MAX - 1).into(),
+            (1u64 << 63).into(),
+            (u64::from(u32::MAX) + 1).into(),
+            (-1).into(),
+            1e300.into(),
+            4_000_000_000u64.into(),
+        ];
+        let mut refused = 0;
+        for p in &paths {
+            for x in &extremes {
+                let mut bad = v.clone();
+                *bad.pointer_mut(p).unwrap() = x.clone();
+                let Ok(r) = serde_json::from_value::<Report>(bad) else {
+                    continue;
+                };
+                let run = std::panic::catch_unwind(|| {
+                    let c = r.consistency();
+                    if c.is_ok() {
+                        let _ = crate::compare::compare(&good, &r, "a", "b", false);
+                    }
+                    c
+                });
+                match run {
+                    Ok(Err(e)) => {
+                        refused += 1;
+                        assert_eq!(e.lines().count(), 1, "{p} = {x}: {e}");
+                    }
+                    Ok(Ok(())) => {}
+                    Err(_) => panic!("{p} = {x}: panicked"),
+                }
+            }
+        }
+        assert!(refused > 50, "{refused}");
     }
 
     #[test]

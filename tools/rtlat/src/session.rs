@@ -26,6 +26,7 @@ use crate::{
     sched, signals,
     stream::Stream,
     sysinfo,
+    user::{self, Users},
 };
 
 /// What every session of a run shares.
@@ -43,6 +44,8 @@ pub struct Ended {
     /// user thread of a mode with a [`crate::mode::UserSink`] ended (it
     /// measured the count its sink asked, or it failed and says why).
     pub reason: &'static str,
+    /// Why, for `error`: one line.
+    pub error: Option<String>,
     pub stream: Stream,
     /// Wall-clock start and end, seconds since the epoch.
     pub start_time: f64,
@@ -121,7 +124,7 @@ impl Run<'_> {
         };
         let stop_users = Arc::new(AtomicBool::new(false));
         let sink = self.mode.user_sink();
-        let mut users = Vec::new();
+        let mut users = Users::default();
         if plan.user {
             for &cpu in self.cpus {
                 let udev = dev.try_clone().map_err(|e| format!("user thread: {e}"))?;
@@ -129,24 +132,20 @@ impl Run<'_> {
                 let sink = sink.clone();
                 let prio = plan.priority;
                 let stream = stream.clone();
-                users.push(thread::spawn(move || -> Result<(), String> {
-                    sched::set_fifo_pinned(cpu, prio)?;
+                let t = thread::spawn(move || -> Result<(), String> {
+                    sched::set_fifo_pinned(cpu, prio)
+                        .map_err(|e| format!("the user thread of CPU {cpu}: {e}"))?;
                     // SAFETY: gettid has no preconditions.
                     let tid = unsafe { libc::gettid() };
                     stream.lock().unwrap().tids.insert(cpu, tid);
-                    while !stop.load(Ordering::Relaxed) {
-                        match udev.user_wait() {
-                            Ok(rec) => {
-                                if sink.as_ref().is_some_and(|s| !s.on_user(cpu, &rec)) {
-                                    break;
-                                }
-                            }
-                            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                            Err(_) => break,
-                        }
-                    }
-                    Ok(())
-                }));
+                    user::wait_loop(
+                        cpu,
+                        &stop,
+                        || udev.user_wait(),
+                        |rec| sink.as_ref().is_none_or(|s| s.on_user(cpu, rec)),
+                    )
+                });
+                users.push(cpu, t);
             }
         }
 
@@ -158,7 +157,8 @@ impl Run<'_> {
         let mut printed_lines = 0usize;
         let mut last_print = Instant::now() - Duration::from_secs(1);
         let mut last_status = Instant::now();
-        let reason;
+        let mut reason;
+        let mut error = None;
         let mut status_ran_on = BTreeSet::new();
         loop {
             thread::sleep(Duration::from_millis(100));
@@ -169,6 +169,10 @@ impl Run<'_> {
                 reason = if StopReason::from_raw(st.stop_reason) == Some(StopReason::Threshold) {
                     "threshold"
                 } else {
+                    error = Some(
+                        "the device stopped the session (unbound, or reconfigured by another owner)"
+                            .to_string(),
+                    );
                     "error"
                 };
                 break;
@@ -181,14 +185,21 @@ impl Run<'_> {
                 reason = "duration";
                 break;
             }
-            if sink.is_some() && !users.is_empty() && users.iter().all(|u| u.is_finished()) {
+            if let Some(e) = users.reap(false) {
+                // A measuring thread failed: the run is cut short.
+                error = Some(e);
+                reason = "error";
+                break;
+            }
+            if sink.is_some() && !users.is_empty() && users.all_ended() {
                 reason = "count";
                 break;
             }
             if signals::status_requested() {
-                // SIGUSR1, as cyclictest: the current summary on stderr.
+                // SIGUSR1, as cyclictest: the current status on stderr, the
+                // mode's way.
                 let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
-                eprint!("{}", now.summary(&st));
+                eprint!("{}", self.mode.on_status(&now, &st));
                 // The live view starts below it.
                 printed_lines = 0;
             }
@@ -219,9 +230,10 @@ impl Run<'_> {
         }
         dev.stop().map_err(|e| format!("stop: {e}"))?;
         stop_users.store(true, Ordering::Relaxed);
-        for u in users {
-            if let Ok(Err(e)) = u.join() {
-                eprintln!("rtlat: user thread: {e}");
+        if let Some(e) = users.reap(true) {
+            if error.is_none() {
+                error = Some(e);
+                reason = "error";
             }
         }
         let (raw, reader_ran_on) = reader
@@ -234,6 +246,7 @@ impl Run<'_> {
             .map_err(|_| "a thread of the session panicked".to_string())?;
         Ok(Ended {
             reason,
+            error,
             stream,
             start_time,
             end_time,

@@ -17,19 +17,31 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
-/// Catches SIGINT, SIGTERM and SIGUSR1 from now on; system calls a signal
-/// interrupts are restarted where they can be (`SA_RESTART`).
+/// Catches `sig` from now on; system calls it interrupts are restarted
+/// where they can be (`SA_RESTART`).
+fn catch(sig: libc::c_int) {
+    // SAFETY: The handler only stores to atomics, which is
+    // async-signal-safe; the sigaction is initialised.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Catches SIGUSR1 from now on: first thing in `main`, so that the status
+/// asked for while the tool starts (before [`install`]) does not kill it
+/// (the default action). The status is then printed once a session runs.
+pub fn catch_status() {
+    catch(libc::SIGUSR1);
+}
+
+/// Catches SIGINT, SIGTERM and SIGUSR1 from now on.
 pub fn install() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGUSR1] {
-        // SAFETY: The handler only stores to atomics, which is
-        // async-signal-safe; the sigaction is initialised.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+        catch(sig);
     }
 }
 

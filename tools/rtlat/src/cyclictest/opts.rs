@@ -457,6 +457,17 @@ fn strtol(s: &str) -> (i64, usize) {
     (v, at + digits)
 }
 
+/// An option's argument as the user gave it (`given`, if any), and the
+/// `value` cyclictest's parser made of it where that reads otherwise (atoi
+/// truncates, stops at the first non-digit): `4294967296 (read as 0)`.
+fn as_given(given: Option<&str>, value: impl std::fmt::Display) -> String {
+    let value = value.to_string();
+    match given {
+        Some(g) if g.trim() != value => format!("{g} (read as {value})"),
+        _ => value,
+    }
+}
+
 /// C's `atoi`: `strtol` converted to `int` (0 when there is no number).
 pub fn atoi(s: &str) -> i32 {
     strtol(s).0 as i32
@@ -604,6 +615,9 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
     let mut laptop = false;
     let mut main_affinity = None;
     let mut warnings = Vec::new();
+    // The arguments of -D, -d, -h/-H and -i as given, for a refusal.
+    let (mut duration_arg, mut distance_arg, mut histogram_arg, mut interval_arg) =
+        (None, None, None, None);
 
     let (items, operands) = getopt(args);
     // Words taken as an optional argument from after their option.
@@ -659,19 +673,29 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
                 }
             }
             Opt::DefaultSystem => default_system = true,
-            Opt::Distance => distance = atoi(v),
-            Opt::Duration => duration = parse_time_string(v),
+            Opt::Distance => {
+                distance = atoi(v);
+                distance_arg = Some(v.to_string());
+            }
+            Opt::Duration => {
+                duration = parse_time_string(v);
+                duration_arg = Some(v.to_string());
+            }
             Opt::Latency => latency = Some(atoi(v).max(0)),
             Opt::Fifo => return cannot("no named pipe of live statistics"),
             Opt::Histofall | Opt::Histogram => {
                 histofall |= opt == Opt::Histofall;
                 histogram = atoi(v);
+                histogram_arg = Some(v.to_string());
                 if histogram == 0 {
                     return refuse(format!("{name} '{v}': the histogram needs a size in µs"));
                 }
             }
             Opt::Histfile => histfile = Some(v.to_string()),
-            Opt::Interval => interval = atoi(v),
+            Opt::Interval => {
+                interval = atoi(v);
+                interval_arg = Some(v.to_string());
+            }
             Opt::Json => json = Some(v.to_string()),
             Opt::Laptop => laptop = true,
             Opt::Loops => max_cycles = atoi(v),
@@ -756,7 +780,8 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
     }
     if histogram < 0 {
         return refuse(format!(
-            "-h/-H {histogram}: the histogram size must be positive"
+            "-h/-H {}: the histogram size must be positive",
+            as_given(histogram_arg.as_deref(), histogram)
         ));
     }
     let histogram = (histogram as u32).min(HIST_MAX);
@@ -826,9 +851,10 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
     }
     if num_threads > 1 && histogram == 0 && distance != 0 {
         return refuse(format!(
-            "-d {distance}{}: thread N would wake every {interval} + N*{distance} us, but rtlat \
+            "-d {}{}: thread N would wake every {interval} + N*{distance} us, but rtlat \
              measures every CPU at one interval; give -d 0 (or -h, which sets it to 0)",
-            if distance == DEFAULT_DISTANCE {
+            as_given(distance_arg.as_deref(), distance),
+            if distance_arg.is_none() {
                 " (the default)"
             } else {
                 ""
@@ -837,13 +863,17 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
     }
     if !INTERVAL_US.contains(&interval) {
         return refuse(format!(
-            "-i {interval}: the interval must be {} to {} us",
+            "-i {}: the interval must be {} to {} us",
+            as_given(interval_arg.as_deref(), interval),
             INTERVAL_US.start(),
             INTERVAL_US.end()
         ));
     }
     if duration < 0 {
-        return refuse(format!("-D {duration}: a duration cannot be negative"));
+        return refuse(format!(
+            "-D {}: a duration cannot be negative",
+            as_given(duration_arg.as_deref(), duration)
+        ));
     }
     // cyclictest's -a also sets the main thread's affinity, which
     // --mainaffinity then replaces.
@@ -1018,7 +1048,7 @@ mod tests {
             "-i 49: the interval must be 50 to 1000000 us"
         );
         assert!(refused("-p 1 -i 1000001").starts_with("-i 1000001:"));
-        assert!(refused("-p 1 -i x").starts_with("-i 0:"));
+        assert!(refused("-p 1 -i x").starts_with("-i x (read as 0):"));
         let d = |a: &str| run(&format!("-p 1 {a}")).duration.map(|d| d.as_secs());
         assert_eq!(d("-D 10"), Some(10));
         assert_eq!(d("-D10"), Some(10));
@@ -1176,6 +1206,28 @@ mod tests {
             "-h/-H -5: the histogram size must be positive"
         );
         assert_eq!(refused("-p 1 -h"), "option '-h' requires an argument");
+        // Refusals quote the argument as it was given, atoi's value after it.
+        assert_eq!(
+            refused("-p 1 -h 2147483648"),
+            "-h/-H 2147483648 (read as -2147483648): the histogram size must be positive"
+        );
+        assert_eq!(
+            refused("-p 1 -i 4294967296"),
+            "-i 4294967296 (read as 0): the interval must be 50 to 1000000 us"
+        );
+        assert_eq!(
+            refused("-p 1 --interval=4294967296"),
+            "-i 4294967296 (read as 0): the interval must be 50 to 1000000 us"
+        );
+        assert_eq!(
+            refused("-p 1 -D 99999999999999999999"),
+            "-D 99999999999999999999 (read as -1): a duration cannot be negative"
+        );
+        assert_eq!(
+            refused("-p 1 -t 2 -d 4294967297"),
+            "-d 4294967297 (read as 1): thread N would wake every 1000 + N*1 us, but rtlat \
+             measures every CPU at one interval; give -d 0 (or -h, which sets it to 0)"
+        );
         let s = run("-p 1 --json=/tmp/c.json -q -N -m -u");
         assert_eq!(s.json.as_deref(), Some("/tmp/c.json"));
         assert!(s.quiet && s.nsecs);

@@ -18,6 +18,7 @@ use std::{
     fmt::Write as _,
     fs::File,
     io::Write as _,
+    path::Path,
     sync::{
         atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed},
         Arc, Mutex,
@@ -29,6 +30,7 @@ use rtcore::uapi::{self, Record, Stage};
 use crate::{
     collect::Outcome,
     cyclictest::opts::Settings,
+    files::Output,
     live::Interval,
     mode::{Mode, UserSink},
 };
@@ -476,12 +478,19 @@ pub struct Cyclictest {
     tally: Arc<Tally>,
     /// Each thread's NUMA node for the JSON (-1 without NUMA, and with `-S`).
     nodes: Vec<i64>,
+    /// The `--json` file, created before the run.
+    json_out: Mutex<Option<Output>>,
 }
 
 impl Cyclictest {
     pub fn new(s: Settings, tracemark: Option<TraceMark>, nodes: Vec<i64>) -> Self {
         let tally = Arc::new(Tally::new(&s, tracemark));
-        Self { s, tally, nodes }
+        Self {
+            s,
+            tally,
+            nodes,
+            json_out: Mutex::new(None),
+        }
     }
 
     /// The `T:` lines, with the measuring threads' ids `tids` (per CPU).
@@ -561,6 +570,15 @@ impl Mode for Cyclictest {
         self.screen(&now.tids)
     }
 
+    fn on_status(&self, now: &Interval<'_>, _: &uapi::Status) -> String {
+        // cyclictest's sighand: its print_stat lines between two rules.
+        let rule = "#---------------------------\n";
+        format!(
+            "{rule}# cyclictest current status:\n{}{rule}",
+            self.stat_lines(&now.tids)
+        )
+    }
+
     fn on_end(&self, o: &Outcome<'_>) -> String {
         let s = &self.s;
         let tids = &o.stream.tids;
@@ -602,13 +620,22 @@ impl Mode for Cyclictest {
         true
     }
 
+    fn open_files(&self) -> Result<(), String> {
+        if let Some(path) = self.s.json.as_ref().filter(|p| *p != "-") {
+            *self.json_out.lock().unwrap() = Some(Output::create(Path::new(path))?);
+        }
+        Ok(())
+    }
+
     fn write_files(&self, o: &Outcome<'_>) -> Result<(), String> {
         if let Some(path) = &self.s.json {
             let text = self.json(o);
             if path == "-" {
                 print!("{text}");
             } else {
-                std::fs::write(path, text).map_err(|e| format!("Failed to open '{path}': {e}"))?;
+                let out = self.json_out.lock().unwrap().take();
+                let out = out.map_or_else(|| Output::create(Path::new(path)), Ok)?;
+                out.write(text.as_bytes())?;
             }
         }
         if let Some(file) = self.s.histogram.as_ref().and_then(|h| h.file.as_ref()) {
@@ -620,9 +647,10 @@ impl Mode for Cyclictest {
         Ok(())
     }
 
-    fn peer_exit(&self) -> Option<u8> {
-        // cyclictest exits 0 after a -b break too.
-        Some(0)
+    fn peer_exit(&self, reason: &str) -> Option<u8> {
+        // cyclictest exits 0 after a -b break too; 1 when it failed (a
+        // session the device stopped, a measuring thread that failed).
+        Some(u8::from(reason == "error"))
     }
 }
 
@@ -1001,6 +1029,7 @@ mod tests {
             report,
             stats: Vec::new(),
             stream,
+            error: None,
         };
         let text = mode.on_end(&o);
         let json = mode.json(&o);
@@ -1062,6 +1091,37 @@ mod tests {
     }
 
     #[test]
+    fn sigusr1_prints_cyclictests_status_block() {
+        let s = settings("-p 80 -t 2 -d 0 -i 1000");
+        let cpus = s.cpus.clone();
+        let mode = Cyclictest::new(s, None, vec![0; cpus.len()]);
+        mode.tally.on_user(cpus[0], &rec(cpus[0], 7_000, 0));
+        let Cmd::Run(c) = Cli::try_parse_from(["rtlat", "run"]).unwrap().cmd else {
+            unreachable!()
+        };
+        let plan = Plan::new(&c, &[0, 1, 2, 3], "0-3").unwrap();
+        let now = Interval {
+            plan: &plan,
+            phase: &plan.phases.measured,
+            cpus: Vec::new(),
+            tids: cpus.iter().map(|&c| (c, 200 + c as i32)).collect(),
+            elapsed: std::time::Duration::from_secs(1),
+            tally: None,
+        };
+        let text = mode.on_status(&now, &uapi::Status::default());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2 + cpus.len() + 1, "{text}");
+        assert_eq!(lines[0], "#---------------------------");
+        assert_eq!(lines[1], "# cyclictest current status:");
+        assert!(
+            lines[2].starts_with("T: 0 (  200) P:80 I:1000 C:      1 Min:      7"),
+            "{text}"
+        );
+        assert!(lines[3].starts_with("T: 1 ("), "{text}");
+        assert_eq!(lines[4], "#---------------------------");
+    }
+
+    #[test]
     fn histfile_and_json_files() {
         let dir = std::env::temp_dir().join(format!("rtlat-ctf-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -1083,6 +1143,7 @@ mod tests {
             report: report::tests::sample(),
             stats: Vec::new(),
             stream: Stream::default(),
+            error: None,
         };
         mode.write_files(&o).unwrap();
         assert!(std::fs::read_to_string(&h).unwrap().starts_with(
@@ -1091,7 +1152,10 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
         assert_eq!(v["thread"]["0"]["histogram"]["1"], 1);
-        assert_eq!(mode.peer_exit(), Some(0));
+        for reason in ["duration", "count", "threshold", "interrupted"] {
+            assert_eq!(mode.peer_exit(reason), Some(0), "{reason}");
+        }
+        assert_eq!(mode.peer_exit("error"), Some(1));
         assert!(mode.replaces_live() && mode.user_sink().is_some());
         let _ = std::fs::remove_dir_all(&dir);
     }

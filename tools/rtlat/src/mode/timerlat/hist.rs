@@ -205,6 +205,11 @@ impl HistView {
 }
 
 impl Mode for Hist {
+    fn refused_exit(&self, _: &crate::plan::Refusal) -> u8 {
+        // rtla exits 1 for an option it refuses.
+        crate::cli::EXIT_ERROR
+    }
+
     fn tally(&self) -> Option<Tally> {
         Some(Tally::new(if self.0.ns { 1 } else { 1000 }, true))
     }

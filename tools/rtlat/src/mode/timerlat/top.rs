@@ -207,6 +207,11 @@ impl TopView {
 }
 
 impl Mode for Top {
+    fn refused_exit(&self, _: &crate::plan::Refusal) -> u8 {
+        // rtla exits 1 for an option it refuses.
+        crate::cli::EXIT_ERROR
+    }
+
     fn tally(&self) -> Option<Tally> {
         Some(Tally::new(if self.0.ns { 1 } else { 1000 }, false))
     }
