@@ -92,6 +92,11 @@ function tline(s,    b) {
 		s = substr(s, 1, RSTART - 1) "<^" ctl[substr(s, RSTART, 1)] ">" substr(s, RSTART + 1)
 	b = bars(s)
 	s = numbers(s)
+	# The "-" rtla prints for a value without samples is a value.
+	s = " " s " "
+	while (gsub(/ - /, " @ ", s))
+		;
+	s = substr(s, 2, length(s) - 2)
 	gsub(/ +/, " ", s)
 	sub(/^ @/, "@", s)
 	while (match(s, /[^[:alnum:]@ ] @/))
@@ -270,6 +275,23 @@ function unmap(k,    o, i, m, e, path, at, c, cut) {
 	len[k] = m
 }
 
+# Whether file k has lines of ROWS_RE; and without them: rows whose
+# number is data (a histogram without empty buckets) may be none at all on
+# one side (no sample fell in the range there).
+function hasrows(k,    i) {
+	for (i = 1; i <= len[k]; i++)
+		if (line[k, i] ~ rows)
+			return 1
+	return 0
+}
+function droprows(k,    i, m) {
+	m = 0
+	for (i = 1; i <= len[k]; i++)
+		if (line[k, i] !~ rows)
+			line[k, ++m] = line[k, i]
+	len[k] = m
+}
+
 # A minimal difference of line[1, *] and line[2, *] (a longest common
 # subsequence kept): what differs with two lines around it, at most 40.
 function diff(    i, j, L, op, m, k, near, out, gap) {
@@ -323,6 +345,10 @@ END {
 			json(k)
 		else
 			blocks(k)
+	if (kind == "text" && rows != "" && want == 2)
+		for (k = 1; k <= 2; k++)
+			if (hasrows(k) && !hasrows(3 - k))
+				droprows(k)
 	if (mode == "print") {
 		for (i = 1; i <= len[1]; i++)
 			print line[1, i]
