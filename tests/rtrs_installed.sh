@@ -18,7 +18,7 @@ if ! command -v dpkg-query >/dev/null ||
 	rtrs_skip_all "rtrs-modules-$rel is not installed (a system without the packages)"
 fi
 
-ktap_set_plan 9
+ktap_set_plan 10
 
 # ktap_check DESCRIPTION CMD...: pass if CMD succeeds.
 ktap_check()
@@ -52,6 +52,14 @@ ktap_print_msg "/dev/rtlat: $mode"
 ktap_check "/dev/rtlat is root-only (0600 root)" [ "$mode" = "600 root" ]
 members=$(getent group rtrs | cut -d: -f4)
 ktap_check "group rtrs exists, without members" sh -c 'getent group rtrs >/dev/null && [ -z "$1" ]' sh "$members"
+
+# The package's rule is one udev accepts (where the system has udev).
+rules=/usr/lib/udev/rules.d/60-rtrs.rules
+if command -v udevadm >/dev/null; then
+	ktap_check "udevadm verify accepts 60-rtrs.rules" udevadm verify --no-style "$rules"
+else
+	ktap_test_skip "udevadm verify accepts 60-rtrs.rules (no udev)"
+fi
 
 json=/tmp/rtrs-installed.json
 rm -f "$json"
