@@ -7,6 +7,7 @@
 #   make kernels                            build the cached test kernels
 #   make check                              the whole test suite (see README.md)
 #   make bench [ARCH=...]                   rtlat against timerlat and cyclictest
+#   make deb                                the Debian packages (out/deb/)
 #   make rust-analyzer                      write rust-project.json
 #   make fmt / fmtcheck / clippy            style checks with the kernel's settings
 #   make clean
@@ -67,6 +68,9 @@ check:
 bench:
 	scripts/bench --arch $(rtrs_arch)
 
+deb:
+	scripts/package
+
 # The kernel's rustfmt settings (its `make rustfmt` does not walk M=). The
 # compile-fail cases are kept as written.
 RUSTFMT_CONFIG = $(firstword $(wildcard $(KDIR)/source/.rustfmt.toml $(KDIR)/.rustfmt.toml))
@@ -79,4 +83,4 @@ fmtcheck:
 clippy: kdir-check
 	$(KMAKE) CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 
-.PHONY: all modules kdir-check rust-analyzer clean setup kernels check bench fmt fmtcheck clippy
+.PHONY: all modules kdir-check rust-analyzer clean setup kernels check bench deb fmt fmtcheck clippy

@@ -104,6 +104,12 @@ pub enum Cmd {
         #[arg(long)]
         ns: bool,
     },
+    /// Man pages or a shell's completion script, from this command line's definition.
+    #[command(hide = true)]
+    Generate {
+        #[command(subcommand)]
+        what: crate::generate::What,
+    },
 }
 
 /// The options of every measuring command.

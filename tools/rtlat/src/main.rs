@@ -16,6 +16,7 @@ mod cyclictest;
 mod device;
 mod files;
 mod gate;
+mod generate;
 mod lifecycle;
 mod live;
 mod mode;
@@ -77,6 +78,9 @@ fn main() -> ExitCode {
         Cmd::CheckJson { file } => return check_json::check(file),
         Cmd::Compare { a, b, ns } => return compare::run(a, b, *ns),
         Cmd::Timerlat { args } => return mode::timerlat::main(args),
+        Cmd::Generate { what } => generate::run(what)
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(|e| e.to_string()),
     };
     match result {
         Ok(code) => code,
