@@ -55,6 +55,7 @@ fn main() -> ExitCode {
     let result = match &cli.cmd {
         Cmd::Run(c) => lifecycle::run(c, &Top),
         Cmd::Hist(h) => lifecycle::run(&h.common, &Hist::new(h)),
+        Cmd::Monitor(m) => mode::monitor::run(m),
         Cmd::Cyclictest { args } => return cyclictest::main(args),
         Cmd::BenchJob { seconds } => {
             let cpus = sysinfo::online_cpus();
@@ -72,6 +73,17 @@ fn main() -> ExitCode {
             print!("{md}");
             ExitCode::SUCCESS
         }),
+        Cmd::MetricsExample { openmetrics } => {
+            use mode::monitor::metrics::{example, Format};
+            let f = if *openmetrics {
+                Format::OpenMetrics
+            } else {
+                Format::Text
+            };
+            // A reader that goes away early (head) is no error here.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), example(f).as_bytes());
+            return ExitCode::SUCCESS;
+        }
         Cmd::CheckJson { file } => return check_json::check(file),
         Cmd::Compare { a, b, ns } => return compare::run(a, b, *ns),
         Cmd::Timerlat { args } => return mode::timerlat::main(args),
