@@ -133,7 +133,12 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
         sched::lock_memory();
     }
     let online = sysinfo::online_cpus();
-    let (hk, chosen) = sched::housekeeping(plan.housekeeping.as_deref(), &online, &cpus);
+    let (hk, chosen) = housekeeping(
+        plan.housekeeping.as_deref(),
+        &sched::affinity(),
+        &online,
+        &cpus,
+    );
     sched::pin_to_set(&hk)?;
     signals::install();
     signals::install_reopen();
@@ -201,6 +206,22 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
             cli::EXIT_OK
         }));
     }
+}
+
+/// The CPUs of the tool's own threads: `--housekeeping`'s; else the CPUs
+/// it was started on (`inherited`) if they are fewer than the `online` ones
+/// (systemd's `CPUAffinity=`, taskset); else as every measuring command
+/// chooses them ([`sched::housekeeping`]). With how they were chosen.
+fn housekeeping(
+    option: Option<&[u32]>,
+    inherited: &[u32],
+    online: &[u32],
+    measured: &[u32],
+) -> (Vec<u32>, &'static str) {
+    if option.is_none() && !inherited.is_empty() && online.iter().any(|c| !inherited.contains(c)) {
+        return (inherited.to_vec(), "the CPUs it was started on");
+    }
+    sched::housekeeping(option, online, measured)
 }
 
 /// Notes the CPU the calling thread runs on in `set`.
@@ -528,5 +549,27 @@ impl Monitor<'_> {
             );
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn housekeeping_follows_the_affinity_it_was_given() {
+        let online = [0, 1, 2, 3];
+        assert_eq!(
+            housekeeping(None, &[0], &online, &online),
+            (vec![0], "the CPUs it was started on")
+        );
+        assert_eq!(
+            housekeeping(Some(&[3]), &[0], &online, &online),
+            (vec![3], "--housekeeping")
+        );
+        assert_eq!(
+            housekeeping(None, &online, &online, &[2, 3]),
+            (vec![0, 1], "the online CPUs not measured")
+        );
     }
 }
