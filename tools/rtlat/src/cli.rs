@@ -91,13 +91,19 @@ pub enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// The metrics of `rtlat monitor` for a made-up run, to check the format with
-    /// `promtool check metrics`.
+    /// The metrics of `rtlat monitor` for a made-up run, to check them with Prometheus' tools.
     #[command(hide = true)]
     MetricsExample {
         /// OpenMetrics instead of Prometheus' classic text format.
         #[arg(long)]
         openmetrics: bool,
+        /// rtlat's own percentiles of the same samples instead: CPU STAGE COUNT P50 P90 P99
+        /// P99.9 (ns).
+        #[arg(long, conflicts_with_all = ["openmetrics", "listen"])]
+        percentiles: bool,
+        /// Serve them on ADDR:PORT as `rtlat monitor --listen` does, until killed.
+        #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen)]
+        listen: Option<SocketAddr>,
     },
     /// Check that a JSON report (a run's, or a benchmark's bench.json)
     /// parses against this tool's schema.

@@ -73,16 +73,26 @@ fn main() -> ExitCode {
             print!("{md}");
             ExitCode::SUCCESS
         }),
-        Cmd::MetricsExample { openmetrics } => {
-            use mode::monitor::metrics::{example, Format};
-            let f = if *openmetrics {
-                Format::OpenMetrics
-            } else {
-                Format::Text
+        Cmd::MetricsExample {
+            openmetrics,
+            percentiles,
+            listen,
+        } => {
+            use mode::monitor::example;
+            let text = match (listen, percentiles) {
+                (Some(addr), _) => example::serve(*addr).map(|()| String::new()),
+                (None, true) => Ok(example::percentiles()),
+                (None, false) => Ok(example::exposition(if *openmetrics {
+                    mode::monitor::Format::OpenMetrics
+                } else {
+                    mode::monitor::Format::Text
+                })),
             };
-            // A reader that goes away early (head) is no error here.
-            let _ = std::io::Write::write_all(&mut std::io::stdout(), example(f).as_bytes());
-            return ExitCode::SUCCESS;
+            text.map(|t| {
+                // A reader that goes away early (head) is no error here.
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), t.as_bytes());
+                ExitCode::SUCCESS
+            })
         }
         Cmd::CheckJson { file } => return check_json::check(file),
         Cmd::Compare { a, b, ns } => return compare::run(a, b, *ns),

@@ -15,9 +15,10 @@
 //! by the CPUs and stages, never by how long it runs.
 
 pub mod action;
+pub mod example;
 mod history;
 mod http;
-pub mod metrics;
+mod metrics;
 mod snapshot;
 mod state;
 mod textfile;
@@ -35,11 +36,12 @@ use std::{
 
 use rtcore::uapi::{self, Stage, State as DevState, StopReason};
 
+pub use self::metrics::Format;
 use self::{
     action::Actions,
     history::History,
     http::{Exposition, Published},
-    metrics::{Format, Info},
+    metrics::Info,
     snapshot::{Clock, Snapshot, TripLine},
     state::State,
 };

@@ -276,62 +276,6 @@ pub fn encode(v: &View<'_>, f: Format) -> String {
     o
 }
 
-/// The exposition of a made-up monitor in format `f` (two CPUs, irq and
-/// thread, latencies from 300 ns to 20 s): what `rtlat metrics-example`
-/// prints, for checking the format with Prometheus' own tools.
-pub fn example(f: Format) -> String {
-    let info = Info {
-        kernel_release: "7.3.0-rt1".into(),
-        preemption: "PREEMPT_RT".into(),
-        arch: "x86_64".into(),
-        isolated_cpus: "1".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-    };
-    let buckets: Vec<Vec<u64>> = (0..4u64)
-        .map(|k| {
-            let mut b = vec![0u64; hist::BUCKETS];
-            for (i, v) in [300, 1_000, 1_500, 9_999, 10_000, 48_000, 20_000_000_000]
-                .into_iter()
-                .enumerate()
-            {
-                b[hist::bucket_of(v + k * 100)] += 1 + i as u64 * 1000;
-            }
-            b
-        })
-        .collect();
-    let stages = ["irq", "thread"];
-    let view = View {
-        info: &info,
-        series: buckets
-            .iter()
-            .enumerate()
-            .map(|(i, b)| Series {
-                cpu: (i / 2) as u32,
-                stage: stages[i % 2],
-                buckets: b,
-                count: b.iter().sum(),
-                sum: 1_234_567_000,
-                max: 20_000_000_000,
-                max_time: 1_700_000_000.25,
-                trips: i as u64,
-            })
-            .collect(),
-        cpus: vec![
-            CpuCounters {
-                cpu: 0,
-                missed: 1,
-                dropped: 0,
-            },
-            CpuCounters {
-                cpu: 1,
-                missed: 0,
-                dropped: 7,
-            },
-        ],
-    };
-    encode(&view, f)
-}
-
 #[cfg(test)]
 pub mod tests {
     use super::*;
