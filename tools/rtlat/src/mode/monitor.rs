@@ -194,7 +194,16 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
     };
     let mut actions = Actions::new(&a.on_threshold);
     loop {
-        let end = m.session(&mut actions)?;
+        let mut end = m.session(&mut actions)?;
+        // A trip at the end, or one after another, must not hold the
+        // monitor past its duration or a SIGTERM.
+        if end == End::Trip && !a.stop_at_trip {
+            if signals::interrupted() {
+                end = End::Signal;
+            } else if a.duration.is_some_and(|d| m.started.elapsed() >= d) {
+                end = End::Duration;
+            }
+        }
         if end == End::Trip && !a.stop_at_trip {
             // A new session, fresh statistics in the kernel; the state
             // keeps adding them up.
