@@ -192,6 +192,8 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
         trips_total: 0,
         interval: a.interval,
     };
+    // A scrape before the first read gets the metrics at zero, not nothing.
+    m.publish();
     let mut actions = Actions::new(&a.on_threshold);
     loop {
         let mut end = m.session(&mut actions)?;
