@@ -63,7 +63,17 @@ impl Published {
 
 /// Binds `addr`, with the errors a user needs, one line each.
 pub fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
-    TcpListener::bind(addr).map_err(|e| match e.kind() {
+    TcpListener::bind(addr).map_err(|e| bind_error(addr, &e))
+}
+
+/// What `--listen addr` failing with `e` says.
+fn bind_error(addr: SocketAddr, e: &io::Error) -> String {
+    if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EAFNOSUPPORT)) {
+        return format!(
+            "--listen {addr}: this kernel has no TCP/IP networking (CONFIG_NET, CONFIG_INET): {e}"
+        );
+    }
+    match e.kind() {
         io::ErrorKind::AddrInUse => format!(
             "--listen {addr}: address already in use (another exporter, or another rtlat monitor, listens there)"
         ),
@@ -72,7 +82,7 @@ pub fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
         }
         io::ErrorKind::AddrNotAvailable => format!("--listen {addr}: no such local address"),
         _ => format!("--listen {addr}: {e}"),
-    })
+    }
 }
 
 /// An answer: status, content type, body.
@@ -369,6 +379,18 @@ mod tests {
         for t in threads {
             let r = t.join().unwrap();
             assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        }
+    }
+
+    #[test]
+    fn a_kernel_without_networking_is_named() {
+        let addr = "127.0.0.1:9101".parse().unwrap();
+        for errno in [libc::ENOSYS, libc::EAFNOSUPPORT] {
+            let e = bind_error(addr, &io::Error::from_raw_os_error(errno));
+            assert!(
+                e.starts_with("--listen 127.0.0.1:9101: this kernel has no TCP/IP networking (CONFIG_NET, CONFIG_INET): "),
+                "{e}"
+            );
         }
     }
 
