@@ -4,7 +4,7 @@
 //! parsers of their values, and the exit status of a refused command line.
 //! What a measuring command does with its options is [`crate::plan`]'s.
 
-use std::{path::PathBuf, time::Duration};
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand};
 use rtcore::uapi::Stage;
@@ -33,6 +33,7 @@ EXAMPLES
     rtlat run --user --duration 10m --threshold user=100 --json run.json --svg run.svg
     rtlat run --duration 1h --fail-if thread.p99.99>100us --max-missed 0 --interval 60
     rtlat hist --duration 30s --period 200 --entries 100
+    rtlat monitor --history /var/log/rtlat/history.jsonl --listen 127.0.0.1:9101
     rtlat check-json run.json
     rtlat compare before.json after.json";
 
@@ -50,6 +51,9 @@ pub enum Cmd {
     Run(Common),
     /// Histogram in rtla timerlat hist's shape, with percentiles.
     Hist(HistArgs),
+    /// Leave it running: the kernel's histograms read every interval, a JSON-lines history,
+    /// threshold actions, OpenMetrics for Prometheus (--listen, --textfile).
+    Monitor(MonitorArgs),
     /// cyclictest's options and output (T: lines, -h histogram, --json) on the user stage;
     /// `rtlat cyclictest --help` lists them.
     #[command(disable_help_flag = true)]
@@ -86,6 +90,20 @@ pub enum Cmd {
         /// rtla timerlat's mode and options.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// The metrics of `rtlat monitor` for a made-up run, to check them with Prometheus' tools.
+    #[command(hide = true)]
+    MetricsExample {
+        /// OpenMetrics instead of Prometheus' classic text format.
+        #[arg(long)]
+        openmetrics: bool,
+        /// rtlat's own percentiles of the same samples instead: CPU STAGE COUNT P50 P90 P99
+        /// P99.9 (ns).
+        #[arg(long, conflicts_with_all = ["openmetrics", "listen"])]
+        percentiles: bool,
+        /// Serve them on ADDR:PORT as `rtlat monitor --listen` does, until killed.
+        #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen)]
+        listen: Option<SocketAddr>,
     },
     /// Check that a JSON report (a run's, or a benchmark's bench.json)
     /// parses against this tool's schema.
@@ -217,6 +235,132 @@ pub struct HistArgs {
     /// Print all-zero rows too.
     #[arg(long)]
     pub with_zeros: bool,
+}
+
+/// The options of `rtlat monitor`: the measurement's (as `rtlat run`, an
+/// irq-only session by default), where its history and metrics go, and
+/// what a threshold trip does.
+#[derive(Args, Clone)]
+pub struct MonitorArgs {
+    /// Device node.
+    #[arg(long, default_value = "/dev/rtlat")]
+    pub device: PathBuf,
+    /// How long to monitor (e.g. 1h, 7d); default until SIGTERM or Ctrl-C.
+    #[arg(short, long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// CPUs to measure on (list and ranges, e.g. 2-3); default all online.
+    #[arg(short, long)]
+    pub cpus: Option<String>,
+    /// Period: µs from 100, or with a unit from 50us to 1s (e.g. 50us, 2ms).
+    #[arg(short, long, default_value = "1000", value_parser = parse_period)]
+    pub period: u64,
+    /// SCHED_FIFO priority of the measuring threads (1-99).
+    #[arg(short = 'P', long, default_value_t = 95, value_parser = clap::value_parser!(u32).range(1..=99))]
+    pub priority: u32,
+    /// Stages to measure; by default irq only (the timer interrupt records each activation
+    /// itself: no thread woken, the lowest cost); irq,thread and irq,thread,user as for run.
+    #[arg(long, value_delimiter = ',', default_value = "irq")]
+    pub stages: Vec<String>,
+    /// Measure the user stage (with the thread stage).
+    #[arg(short, long)]
+    pub user: bool,
+    /// A trip when a stage exceeds a latency, STAGE=µs (e.g. irq=50); repeatable. The monitor
+    /// runs the --on-threshold actions and goes on measuring (unless --stop-at-trip).
+    #[arg(short = 'T', long = "threshold", value_parser = parse_threshold)]
+    pub thresholds: Vec<Threshold>,
+    /// What a trip does, as rtla's --on-threshold: trace[,file=PATH] (tracing is stopped at the
+    /// trip, the trace buffer copied to PATH.N, N the trip's number, and tracing restarted),
+    /// shell,command=CMD (run by sh -c with RTLAT_TRIP_CPU, _STAGE, _NS, _SEQ, _NUMBER set);
+    /// repeatable, in order.
+    #[arg(long = "on-threshold", value_name = "ACTION", value_parser = crate::mode::monitor::action::parse)]
+    pub on_threshold: Vec<crate::mode::monitor::action::Action>,
+    /// Stop at the first trip (exit 3) instead of going on.
+    #[arg(long)]
+    pub stop_at_trip: bool,
+    /// A snapshot every SECS (e.g. 60, 10s, 5m): a line of --history, the --textfile.
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Append a JSON line per interval to FILE (the histogram's delta, percentiles, max with
+    /// its time and CPU, missed, dropped, trips); SIGHUP reopens it.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+    /// Rotate --history before it grows beyond BYTES (with a unit k, M, G: 16M).
+    #[arg(long, value_name = "BYTES", default_value = "16M", value_parser = parse_size)]
+    pub history_size: u64,
+    /// Rotated files kept (FILE.1 the newest, FILE.N the oldest); 0 keeps none.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub history_keep: u32,
+    /// Serve GET /metrics (OpenMetrics or Prometheus text) on ADDR:PORT, or PORT on 127.0.0.1.
+    #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen)]
+    pub listen: Option<SocketAddr>,
+    /// Write DIR/rtlat.prom every interval for node_exporter's textfile collector.
+    #[arg(long, value_name = "DIR")]
+    pub textfile: Option<PathBuf>,
+    /// CPUs for the tool's own threads; default the online CPUs not measured.
+    #[arg(long, value_name = "CPUS")]
+    pub housekeeping: Option<String>,
+    /// Records per CPU ring in the kernel (power of two).
+    #[arg(long, default_value_t = 4096)]
+    pub ring: u32,
+    /// Print nanoseconds instead of microseconds (SIGUSR1's summary).
+    #[arg(long)]
+    pub ns: bool,
+}
+
+impl MonitorArgs {
+    /// The options as those of a measuring command, for [`crate::plan::Plan`].
+    pub fn common(&self) -> Common {
+        Common {
+            device: self.device.clone(),
+            duration: self.duration,
+            cpus: self.cpus.clone(),
+            period: self.period,
+            priority: self.priority,
+            stages: self.stages.clone(),
+            user: self.user,
+            thresholds: self.thresholds.clone(),
+            tracing_off: self.on_threshold.iter().any(|a| a.stops_tracing()),
+            warm_up: Duration::ZERO,
+            ns: self.ns,
+            quiet: true,
+            json: None,
+            svg: None,
+            dma_latency: None,
+            ring: self.ring,
+            ci: CiArgs {
+                housekeeping: self.housekeeping.clone(),
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// `--listen`: `ADDR:PORT`, `[V6ADDR]:PORT`, `:PORT` or `PORT` (on 127.0.0.1).
+pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    let bad = || format!("bad address '{s}': ADDR:PORT, e.g. 127.0.0.1:9101, or a port");
+    let port_only = s.strip_prefix(':').unwrap_or(s);
+    if let Ok(port) = port_only.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    s.parse().map_err(|_| bad())
+}
+
+/// A size in bytes, with an optional unit k, M or G (powers of 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let (num, mult) = match s.chars().last() {
+        Some('k' | 'K') => (&s[..s.len() - 1], 1 << 10),
+        Some('M') => (&s[..s.len() - 1], 1 << 20),
+        Some('G') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    let v: u64 = num
+        .parse()
+        .map_err(|_| format!("bad size '{s}' (bytes, or with k, M, G)"))?;
+    match v.checked_mul(mult) {
+        Some(0) => Err(format!("size '{s}' must be above 0")),
+        Some(n) => Ok(n),
+        None => Err(format!("size '{s}' is too large")),
+    }
 }
 
 /// `--threshold STAGE=µs`: stop when `stage` exceeds `ns`.
@@ -373,6 +517,30 @@ pub fn refuse_reflexes(args: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listen_and_size_values() {
+        assert_eq!(parse_listen("9101"), Ok("127.0.0.1:9101".parse().unwrap()));
+        assert_eq!(parse_listen(":9101"), Ok("127.0.0.1:9101".parse().unwrap()));
+        assert_eq!(
+            parse_listen("0.0.0.0:80"),
+            Ok("0.0.0.0:80".parse().unwrap())
+        );
+        assert_eq!(
+            parse_listen("[::1]:9101"),
+            Ok("[::1]:9101".parse().unwrap())
+        );
+        for bad in ["", "host:9101", "1.2.3.4", "99999", "1.2.3.4:x"] {
+            assert!(parse_listen(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("16M"), Ok(16 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        for bad in ["0", "-1", "M", "1T", "99999999999G"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn warm_up_values() {

@@ -58,6 +58,7 @@ fn main() -> ExitCode {
     let result = match &cli.cmd {
         Cmd::Run(c) => lifecycle::run(c, &Top),
         Cmd::Hist(h) => lifecycle::run(&h.common, &Hist::new(h)),
+        Cmd::Monitor(m) => mode::monitor::run(m),
         Cmd::Cyclictest { args } => return cyclictest::main(args),
         Cmd::BenchJob { seconds } => {
             let cpus = sysinfo::online_cpus();
@@ -75,6 +76,27 @@ fn main() -> ExitCode {
             print!("{md}");
             ExitCode::SUCCESS
         }),
+        Cmd::MetricsExample {
+            openmetrics,
+            percentiles,
+            listen,
+        } => {
+            use mode::monitor::example;
+            let text = match (listen, percentiles) {
+                (Some(addr), _) => example::serve(*addr).map(|()| String::new()),
+                (None, true) => Ok(example::percentiles()),
+                (None, false) => Ok(example::exposition(if *openmetrics {
+                    mode::monitor::Format::OpenMetrics
+                } else {
+                    mode::monitor::Format::Text
+                })),
+            };
+            text.map(|t| {
+                // A reader that goes away early (head) is no error here.
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), t.as_bytes());
+                ExitCode::SUCCESS
+            })
+        }
         Cmd::CheckJson { file } => return check_json::check(file),
         Cmd::Compare { a, b, ns } => return compare::run(a, b, *ns),
         Cmd::Timerlat { args } => return mode::timerlat::main(args),

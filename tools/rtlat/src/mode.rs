@@ -7,6 +7,7 @@
 
 pub mod cyclictest;
 mod hist;
+pub mod monitor;
 pub mod timerlat;
 mod top;
 

@@ -59,7 +59,7 @@ pub struct Ended {
     pub status_ran_on: BTreeSet<u32>,
 }
 
-fn now_epoch() -> f64 {
+pub fn now_epoch() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
@@ -67,7 +67,7 @@ fn now_epoch() -> f64 {
 }
 
 /// CLOCK_MONOTONIC now, ns.
-fn monotonic_ns() -> u64 {
+pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

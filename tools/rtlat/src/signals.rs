@@ -2,16 +2,21 @@
 
 //! Ctrl-C and SIGTERM: they end the session cleanly (the summary is printed,
 //! the JSON and SVG written) instead of killing the tool. SIGUSR1, as with
-//! cyclictest: the current summary on stderr, and the run goes on.
+//! cyclictest: the current summary on stderr, and the run goes on. SIGHUP,
+//! for `rtlat monitor` only (it asks for it): reopen the files it appends
+//! to, as after a log rotation.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static STATUS: AtomicBool = AtomicBool::new(false);
+static REOPEN: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(sig: libc::c_int) {
     if sig == libc::SIGUSR1 {
         STATUS.store(true, Ordering::SeqCst);
+    } else if sig == libc::SIGHUP {
+        REOPEN.store(true, Ordering::SeqCst);
     } else {
         INTERRUPTED.store(true, Ordering::SeqCst);
     }
@@ -45,9 +50,20 @@ pub fn install() {
     }
 }
 
+/// Catches SIGHUP too (see [`reopen_requested`]): for a command that
+/// appends to files, where it would otherwise end the process.
+pub fn install_reopen() {
+    catch(libc::SIGHUP);
+}
+
 /// True once after each SIGUSR1: the summary was asked for.
 pub fn status_requested() -> bool {
     STATUS.swap(false, Ordering::SeqCst)
+}
+
+/// True once after each SIGHUP: the files are to be reopened.
+pub fn reopen_requested() -> bool {
+    REOPEN.swap(false, Ordering::SeqCst)
 }
 
 /// True once SIGINT or SIGTERM arrived.
@@ -67,6 +83,17 @@ mod tests {
         unsafe { libc::raise(libc::SIGUSR1) };
         assert!(status_requested());
         assert!(!status_requested(), "once per signal");
+        assert!(!interrupted());
+    }
+
+    #[test]
+    fn sighup_asks_to_reopen_and_does_not_stop() {
+        install_reopen();
+        assert!(!reopen_requested());
+        // SAFETY: raise() on this process, whose handler is installed.
+        unsafe { libc::raise(libc::SIGHUP) };
+        assert!(reopen_requested());
+        assert!(!reopen_requested(), "once per signal");
         assert!(!interrupted());
     }
 }
