@@ -84,8 +84,8 @@ field()
 # RTLAT_SOAK_SECONDS and RTLAT_SOAK_LOAD (a command run again and again,
 # e.g. 'hackbench -l 10000 -g 4') make it the long soak of
 # Documentation/rtlat-monitor.rst; without a load command, busy loops.
-soak=${RTLAT_SOAK_SECONDS:-13}
-[ "$soak" -ge 10 ] || soak=10
+soak=${RTLAT_SOAK_SECONDS:-8}
+[ "$soak" -ge 8 ] || soak=8
 load()
 {
 	if [ -n "${RTLAT_SOAK_LOAD:-}" ]; then

@@ -107,7 +107,15 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
             info.version
         );
     }
-    let plan = Plan::new(&a.common(), &sysinfo::online_cpus(), &info.online_cpus)?;
+    let plan = match Plan::new(&a.common(), &sysinfo::online_cpus(), &info.online_cpus) {
+        Ok(plan) => plan,
+        // Options that do not fit together are a usage error (2), as for
+        // every measuring command.
+        Err(r) => {
+            eprintln!("rtlat: error: {r}");
+            return Ok(ExitCode::from(r.exit_status()));
+        }
+    };
 
     // Every output is ready before the device is touched: a port in use or
     // an unwritable file is refused without measuring.
