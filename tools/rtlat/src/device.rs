@@ -102,6 +102,14 @@ impl Device {
         self.file.as_raw_fd()
     }
 
+    /// The CPUs of the configured session, in order (its status's bitmap).
+    pub fn session_cpus(&self) -> Result<Vec<u32>, String> {
+        let st = self.status()?;
+        Ok((0..uapi::MAX_CPUS as u32)
+            .filter(|&i| st.cpus[i as usize / 64] & (1 << (i % 64)) != 0)
+            .collect())
+    }
+
     /// The session status; also the UAPI version check.
     pub fn status(&self) -> Result<Status, String> {
         let mut b = [0u8; uapi::STATUS_SIZE];

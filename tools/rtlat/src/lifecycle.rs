@@ -9,8 +9,6 @@
 
 use std::process::ExitCode;
 
-use rtcore::uapi;
-
 use crate::{
     cli::{self, Common},
     collect::{self, Outcome},
@@ -61,12 +59,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     dev.status()?;
     let phases = &plan.phases;
     dev.configure(&plan.device, &phases.first().config)?;
-    let cpus: Vec<u32> = {
-        let st = dev.status()?;
-        (0..uapi::MAX_CPUS as u32)
-            .filter(|&i| st.cpus[i as usize / 64] & (1 << (i % 64)) != 0)
-            .collect()
-    };
+    let cpus = dev.session_cpus()?;
     if plan.user {
         sched::lock_memory();
     }

@@ -133,12 +133,7 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
     dev.status()?;
     let config = plan.phases.measured.config;
     dev.configure(&plan.device, &config)?;
-    let cpus: Vec<u32> = {
-        let st = dev.status()?;
-        (0..uapi::MAX_CPUS as u32)
-            .filter(|&i| st.cpus[i as usize / 64] & (1 << (i % 64)) != 0)
-            .collect()
-    };
+    let cpus = dev.session_cpus()?;
     if plan.user {
         sched::lock_memory();
     }
