@@ -33,8 +33,11 @@
 #   - consecutive equal shapes that match the awk regex ROWS_RE (the rows of
 #     a histogram that leaves empty buckets out: how many depends on the
 #     data) are one; every other line counts, repeated or not (a thread's
-#     or a CPU's line more is a difference); consecutive equal blocks that
-#     begin with "<clear>" are one (a top refreshed any number of times);
+#     or a CPU's line more is a difference); of the blocks that begin with
+#     "<clear>" (a top's refreshes) only the last counts: the earlier ones
+#     are the same lines with the data so far, and how many there are and
+#     whether the first came before the first sample (rtla leaves a column
+#     without samples empty) is timing;
 #   - lines that report a condition of the run, not a format, are left
 #     out: rtla's "N events missed" (when its buffer overflowed),
 #     cyclictest's "# /dev/cpu_dma_latency set to 0us" (when it could hold
@@ -118,7 +121,7 @@ function text(    s, i, cleared) {
 	if (s != "" || !cleared)
 		tline(s)
 }
-# Into line[k, 1..len[k]], consecutive equal <clear> blocks once.
+# Into line[k, 1..len[k]], of the <clear> blocks the last only.
 function blocks(k,    i, b, nb, blk, m, part) {
 	for (i = 1; i <= n[k]; i++) {
 		if (sh[k, i] == "<clear>" || nb == 0)
@@ -127,7 +130,7 @@ function blocks(k,    i, b, nb, blk, m, part) {
 	}
 	len[k] = 0
 	for (b = 1; b <= nb; b++) {
-		if (b > 1 && blk[b] == blk[b - 1] && substr(blk[b], 1, 8) == "<clear>\n")
+		if (b < nb && substr(blk[b], 1, 8) == "<clear>\n")
 			continue
 		m = split(substr(blk[b], 1, length(blk[b]) - 1), part, "\n")
 		for (i = 1; i <= m; i++)
