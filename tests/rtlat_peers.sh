@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # rtlat's front ends beside the real tools, in one boot: the real cyclictest
-# and rtla (every guest has them, scripts/vmtest) and `rtlat cyclictest`,
+# and rtla (every guest that runs this test has them, scripts/vmtest) and `rtlat cyclictest`,
 # `rtlat timerlat top|hist` run with the same options, and what they write
 # compared by its shape (tests/rtrs_shape.sh): the same lines, headers, rows
 # and columns, numbers aside, and for JSON the same key paths and value
