@@ -34,18 +34,6 @@ trap 'exit 143' TERM INT
 rmmod rtlat 2>/dev/null
 insmod "$mod" || rtrs_skip_all "cannot load $mod"
 
-# Pass or fail test $1 by the command that follows.
-check()
-{
-	desc=$1
-	shift
-	if "$@"; then
-		ktap_test_pass "$desc"
-	else
-		ktap_test_fail "$desc"
-	fi
-}
-
 # Send SIGTERM to background job $1 and wait for it; one that has not
 # ended 30 s later is killed (exit status 137): a hang fails a test, not
 # the whole program.
@@ -119,7 +107,7 @@ n=$(wc -l <"$tmp/all")
 last=$(tail -n 1 "$tmp/all")
 ktap_print_msg "$n snapshots; $(head -n 1 "$tmp/err")"
 
-check "SIGTERM: the last snapshot written, exit 0" \
+rtrs_check "SIGTERM: the last snapshot written, exit 0" \
 	test $rc = 0 -a -n "$(echo "$last" | grep '"final":true')"
 
 # Every snapshot present: seq 1..n over both files, one a second or so.
@@ -147,7 +135,7 @@ sum=$(sed -n 's/.*"stages":{"irq":{"count":\([0-9]*\),.*/\1/p' "$tmp/all" | awk 
 total=$(echo "$last" | field total_count)
 prom=$(sed -n 's/^rtlat_activations_total{cpu="1",stage="irq"} \([0-9]*\)$/\1/p' "$tmp/tf/rtlat.prom")
 ktap_print_msg "deltas $sum, total $total, textfile $prom"
-check "the deltas add up to the kernel's count, the textfile's too" \
+rtrs_check "the deltas add up to the kernel's count, the textfile's too" \
 	test "$sum" -gt 0 -a "$sum" = "$total" -a "$sum" = "$prom"
 
 # Every record accounted for: produced == delivered + dropped + queued, and
@@ -155,7 +143,7 @@ check "the deltas add up to the kernel's count, the textfile's too" \
 tot=$(echo "$last" | sed -n 's/.*"totals":{"produced":\([0-9]*\),"delivered":\([0-9]*\),"dropped":\([0-9]*\),"queued":\([0-9]*\),"read":\([0-9]*\).*/\1 \2 \3 \4 \5/p')
 set -- $tot
 ktap_print_msg "produced ${1:-?} delivered ${2:-?} dropped ${3:-?} queued ${4:-?} read ${5:-?}"
-check "produced == delivered + dropped + queued, every delivered record read" \
+rtrs_check "produced == delivered + dropped + queued, every delivered record read" \
 	test -n "$tot" -a "${1:-0}" -gt 0 -a "${1:-0}" = $((${2:-0} + ${3:-0} + ${4:-0})) -a "${4:-1}" = 0 -a "${5:-0}" = "${2:-1}"
 
 # The memory does not grow: the RSS at the end within 10 % of the third
@@ -163,10 +151,10 @@ check "produced == delivered + dropped + queued, every delivered record read" \
 r3=$(sed -n 3p "$tmp/all" | field rss_kb)
 rn=$(echo "$last" | field rss_kb)
 ktap_print_msg "rss: ${r3:-?} KiB after 3 s, ${rn:-?} KiB at the end"
-check "the memory stays flat (RSS within 10 %)" \
+rtrs_check "the memory stays flat (RSS within 10 %)" \
 	test -n "$r3" -a -n "$rn" -a "$((${rn:-0} * 10))" -le "$((${r3:-0} * 11))"
 
-check "the tool's threads stay on the housekeeping CPU" \
+rtrs_check "the tool's threads stay on the housekeeping CPU" \
 	test "$(grep -c '"ran_on":\[0\]' "$tmp/all")" = "$n"
 
 # The textfile: a histogram whose +Inf bucket is its count, cumulative
@@ -178,7 +166,7 @@ awk '
 	/^rtlat_system_info\{.*metrics_version="1"\} 1$/ { info = 1 }
 	END { exit !(info && !bad && count > 0 && last == count) }' "$tmp/tf/rtlat.prom"
 ok=$?
-check "--textfile: the histogram and counters in Prometheus' format" \
+rtrs_check "--textfile: the histogram and counters in Prometheus' format" \
 	test $ok = 0 -a "$(ls -A "$tmp/tf")" = rtlat.prom
 
 # ---- Threshold trips: every activation exceeds 1 us. The actions run and
@@ -208,7 +196,7 @@ else
 fi
 timeout 60 rtlat monitor --cpus 1 --interval 1 --threshold irq=1 --stop-at-trip --history "$tmp/s.jsonl" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-check "--stop-at-trip: exit 3 at the first trip, its last snapshot written" \
+rtrs_check "--stop-at-trip: exit 3 at the first trip, its last snapshot written" \
 	test $rc = 3 -a "$(tail -n 1 "$tmp/s.jsonl" | field trips_total)" = 1
 
 # ---- One-line errors.
@@ -220,7 +208,7 @@ timeout 20 rtlat monitor --cpus 1 >"$tmp/out2" 2>&1
 rc=$?
 term $pid
 ktap_print_msg "$(cat "$tmp/out2")"
-check "a device another monitor holds: exit 1, one line naming it" \
+rtrs_check "a device another monitor holds: exit 1, one line naming it" \
 	test $rc = 1 -a "$(grep -c 'device busy.*open by [0-9]* (rtlat)' "$tmp/out2")" = 1 -a "$(grep -vc WARNING "$tmp/out2")" = 1
 
 # --listen: without networking in the kernel (the test kernels have none)
@@ -240,13 +228,13 @@ else
 	want='this kernel has no TCP/IP networking'
 fi
 ktap_print_msg "$(grep -v WARNING "$tmp/out")"
-check "--listen: a port in use or no networking: exit 1, one line naming the cause" \
+rtrs_check "--listen: a port in use or no networking: exit 1, one line naming the cause" \
 	test $rc = 1 -a "$(grep -c "^rtlat: error: --listen 127.0.0.1:9101: .*$want" "$tmp/out")" = 1 \
 	-a "$(grep -vc WARNING "$tmp/out")" = 1
 
 rtlat monitor --on-threshold bogus >"$tmp/out" 2>&1
 rc=$?
-check "a refused command line: exit 2, naming the bad part" \
+rtrs_check "a refused command line: exit 2, naming the bad part" \
 	test $rc = 2 -a "$(grep -c "unknown action 'bogus'" "$tmp/out")" = 1
 rmmod rtlat
 rm -rf "$tmp"

@@ -123,10 +123,11 @@ compare()
 }
 
 # The comparator itself: padding and numbers are no difference, nor an
-# empty histogram, nor a top's earlier refreshes; a column, a line (a
-# thread's repeated), a number's padding or decimals, a key or a type more
-# are, and so are an empty object other than a histogram and a difference
-# in a top's last refresh.
+# empty histogram, nor a top's earlier refreshes, nor a value that fills
+# or overflows its zero-padded field; a column, a line (a thread's
+# repeated), a number's padding or decimals, a key or a type more are, and
+# so are an empty object other than a histogram and a difference in a
+# top's last refresh.
 T="T: 0 ( 1708) P:80 I:1000 C:   1998 Min:     16 Act:   55 Avg:   39 Max:    1613"
 printf '%s\n' "$T" "# Histogram" "000015 000002" "000016 000004" "# Total: 000001998" >"$tmp/a"
 printf '%s\n' "T: 0 (12345) P:80 I:1000 C:1999999 Min:      3 Act:    5 Avg:    4 Max:       7" \
@@ -148,6 +149,9 @@ E=$(printf '\033c')
 printf '%s\n' "${E}  0 #12  |" "ALL #12 |" "${E}  0 #99  |      3" "ALL #99 |      3" >"$tmp/q"
 printf '%s\n' "${E}  0 #7   |      1" "ALL #7  |      2" >"$tmp/r"
 printf '%s\n' "${E}  0 #7   |" "ALL #7  |" >"$tmp/s"
+printf '%s\n' "# Max Latencies: 00012 00034" >"$tmp/t"
+printf '%s\n' "# Max Latencies: 123456 00034" >"$tmp/u"
+printf '%s\n' "# Max Latencies: 12 00034" >"$tmp/v"
 printf '{ "a": { "0": { "min": 3, "avg": 4.50, "histogram": { "3": 1 } } }, "s": "x" }\n' >"$tmp/j1"
 printf '{"a":{"7":{"min":12,"avg":0.25,"histogram":{"12":5,"13":1}}},"s":"yz"}\n' >"$tmp/j2"
 printf '{ "a": { "0": { "min": 3, "avg": 4, "histogram": { "3": 1 } } }, "s": "x" }\n' >"$tmp/j3"
@@ -182,6 +186,9 @@ expect 0 text m n "" '^@( @)* ?$'
 expect 0 text o p
 expect 0 text q r
 expect 1 text q s
+expect 0 text t u
+expect 0 text u t
+expect 1 text t v
 expect 0 json j1 j2
 expect 1 json j1 j3
 expect 1 json j1 j4

@@ -13,20 +13,6 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
 . "$DIR/rtrs_lib.sh"
 
-# Pass or fail test $1 by the command that follows, run with its arguments as
-# given. (ktap_test_result runs an unquoted $@: a quoted argument with a space,
-# a grep pattern, splits into words, and the check tests something else.)
-check()
-{
-	desc=$1
-	shift
-	if "$@"; then
-		ktap_test_pass "$desc"
-	else
-		ktap_test_fail "$desc"
-	fi
-}
-
 # True if the JSON report $2 has stage $1 for some CPU, with samples.
 has_stage()
 {
@@ -108,9 +94,9 @@ insmod "$mod"
 rtlat run --duration 2s -q --json "$tmp/run.json" --svg "$tmp/run.svg" >"$tmp/out" 2>&1
 rc=$?
 ktap_print_msg "$(head -3 "$tmp/out")"
-check "run: exit 0" [ $rc = 0 ]
+rtrs_check "run: exit 0" [ $rc = 0 ]
 # cyclictest's T: line, with the measuring thread's tid (rtlat/0).
-check "run: cyclictest-shaped summary with the thread's tid" grep -qE '^T: 0 \( *[1-9][0-9]*\)' "$tmp/out"
+rtrs_check "run: cyclictest-shaped summary with the thread's tid" grep -qE '^T: 0 \( *[1-9][0-9]*\)' "$tmp/out"
 if rtlat check-json "$tmp/run.json" >"$tmp/chk" 2>&1; then
 	ktap_test_pass "run: JSON valid and consistent"
 else
@@ -123,13 +109,13 @@ else
 	ktap_test_fail "run: SVG written and well-formed"
 fi
 # The time line: per CPU the worst latency and the p99 of each time bucket.
-check "run: SVG time line of max and p99 per CPU" grep -q 'cpu0 thread p99' "$tmp/run.svg"
+rtrs_check "run: SVG time line of max and p99 per CPU" grep -q 'cpu0 thread p99' "$tmp/run.svg"
 
 # 5 ms periods: a waiter later than a period (riscv64 under TCG) finds its
 # record completed without its user stage.
 rtlat run --user --period 5000 --duration 2s -q --json "$tmp/user.json" >"$tmp/out" 2>&1
 rc=$?
-check "run --user: exit 0" [ $rc = 0 ]
+rtrs_check "run --user: exit 0" [ $rc = 0 ]
 if rtlat check-json "$tmp/user.json" >"$tmp/chk" 2>&1 && has_stage user "$tmp/user.json" &&
 	has_stage response "$tmp/user.json"; then
 	ktap_test_pass "run --user: user and response stages reported"
@@ -170,12 +156,12 @@ fi
 rtlat run --duration 20s --threshold thread=1 -q --json "$tmp/trip.json" >"$tmp/out" 2>&1
 rc=$?
 ktap_print_msg "$(grep threshold "$tmp/out")"
-check "threshold exceeded: exit 3" [ $rc = 3 ]
-check "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
+rtrs_check "threshold exceeded: exit 3" [ $rc = 3 ]
+rtrs_check "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
 
 rtlat run --user --period 5000 --duration 20s --threshold user=1 -q >"$tmp/out" 2>&1
 rc=$?
-check "user threshold exceeded: exit 3" [ $rc = 3 ]
+rtrs_check "user threshold exceeded: exit 3" [ $rc = 3 ]
 
 # Run-to-end gates: evaluated once on the final statistics, after the whole
 # --duration. Every activation is later than 1 ns: the gate fails, exit 4;
@@ -301,7 +287,7 @@ if [ "$(uname -m)" = x86_64 ] && grep -qw hypervisor /proc/cpuinfo; then
 	grep -q '"hypervisor": "' "$tmp/meta.json" || { ktap_print_msg "hypervisor not reported"; ok=0; }
 fi
 ktap_print_msg "$(grep -E '"(cpu_model|hypervisor|virtualization|source)":' "$tmp/meta.json" | tr -s ' \n' ' ')"
-check "JSON: the metadata to reproduce the run" [ "$rc$ok" = 01 ]
+rtrs_check "JSON: the metadata to reproduce the run" [ "$rc$ok" = 01 ]
 
 # rtlat compare: per CPU and stage both runs and their difference, then the
 # metadata that differs (here the period); a run against itself differs in

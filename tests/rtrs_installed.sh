@@ -20,14 +20,6 @@ fi
 
 ktap_set_plan 10
 
-# ktap_check DESCRIPTION CMD...: pass if CMD succeeds.
-ktap_check()
-{
-	desc=$1
-	shift
-	if "$@"; then ktap_test_pass "$desc"; else ktap_test_fail "$desc"; fi
-}
-
 for p in "rtrs-modules-$rel" rtrs-modules-common rtlat; do
 	ktap_print_msg "$(dpkg-query -W -f '${Package} ${Version} ${Architecture}' "$p")"
 done
@@ -43,15 +35,15 @@ case $path in
 *) ktap_test_fail "modinfo finds the packaged rtlat.ko" ;;
 esac
 modprobe rtlat
-ktap_check "modprobe rtlat by name" rtrs_loaded rtlat
+rtrs_check "modprobe rtlat by name" rtrs_loaded rtlat
 
 # No udev runs here: the node has the kernel's mode, root-only, and the
 # package's group exists, empty, for an administrator to fill.
 mode=$(stat -c '%a %U' /dev/rtlat 2>/dev/null)
 ktap_print_msg "/dev/rtlat: $mode"
-ktap_check "/dev/rtlat is root-only (0600 root)" [ "$mode" = "600 root" ]
+rtrs_check "/dev/rtlat is root-only (0600 root)" [ "$mode" = "600 root" ]
 members=$(getent group rtrs | cut -d: -f4)
-ktap_check "group rtrs exists, without members" sh -c 'getent group rtrs >/dev/null && [ -z "$1" ]' sh "$members"
+rtrs_check "group rtrs exists, without members" sh -c 'getent group rtrs >/dev/null && [ -z "$1" ]' sh "$members"
 
 # The package's rule is one udev accepts (where the system has udev).
 rules=/usr/lib/udev/rules.d/60-rtrs.rules
@@ -59,7 +51,7 @@ if command -v udevadm >/dev/null; then
 	out=$(udevadm verify --no-style "$rules" 2>&1)
 	rc=$?
 	echo "$out" | grep . | sed 's/^/# /'
-	ktap_check "udevadm verify accepts 60-rtrs.rules" [ $rc = 0 ]
+	rtrs_check "udevadm verify accepts 60-rtrs.rules" [ $rc = 0 ]
 else
 	ktap_test_skip "udevadm verify accepts 60-rtrs.rules (no udev)"
 fi
@@ -69,13 +61,13 @@ rm -f "$json"
 out=$(rtlat run --duration 5s --quiet --json "$json" 2>&1)
 rc=$?
 echo "$out" | tail -3 | sed 's/^/# /'
-ktap_check "rtlat run --duration 5s --json: exit 0" [ $rc = 0 ]
-ktap_check "rtlat check-json accepts the report" rtlat check-json "$json"
+rtrs_check "rtlat run --duration 5s --json: exit 0" [ $rc = 0 ]
+rtrs_check "rtlat check-json accepts the report" rtlat check-json "$json"
 
 page=$(man -w rtlat 2>/dev/null)
 ktap_print_msg "man -w rtlat: $page"
-ktap_check "man rtlat is installed" [ "$page" = /usr/share/man/man1/rtlat.1.gz ]
-ktap_check "bash completion installed" [ -s /usr/share/bash-completion/completions/rtlat ]
+rtrs_check "man rtlat is installed" [ "$page" = /usr/share/man/man1/rtlat.1.gz ]
+rtrs_check "bash completion installed" [ -s /usr/share/bash-completion/completions/rtlat ]
 
 modprobe -r rtlat
 if rtrs_loaded rtlat; then

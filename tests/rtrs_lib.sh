@@ -46,3 +46,18 @@ rtrs_start()
 	ktap_print_header
 	[ "$(id -u)" = 0 ] || rtrs_skip_all "must be run as root"
 }
+
+# rtrs_check DESCRIPTION CMD...: pass or fail test DESCRIPTION by CMD, run
+# with its arguments as given. (ktap_test_result runs an unquoted $@: a
+# quoted argument with a space, a grep pattern, splits into words, and the
+# check tests something else.)
+rtrs_check()
+{
+	desc=$1
+	shift
+	if "$@"; then
+		ktap_test_pass "$desc"
+	else
+		ktap_test_fail "$desc"
+	fi
+}

@@ -18,7 +18,10 @@
 # The shape of text, a line for a line:
 #   - a number becomes its class: "@" digits, "@0N" digits zero-padded to
 #     N ("%06d": 000015 is "@06"), "@.N" with N digits after the point
-#     ("%.2f"); so 16, 000016 and 16.00 differ, 16 and 12345 do not;
+#     ("%.2f"); so 16, 000016 and 16.00 differ, 16 and 12345 do not; a
+#     number without a leading zero as wide as N or wider is the same as
+#     "@0N" (a value that fills its "%05lu" field, or overflows it, as
+#     cyclictest's max of 123456 µs does, is data, not another format);
 #   - a run of spaces becomes one space, and the spaces between the start of
 #     the line or a punctuation character and a number (the padding of a
 #     right-aligned field, which a wide enough number fills) are dropped;
@@ -58,10 +61,58 @@ function fail(why) {
 }
 
 # ---- text: shapes of file f in sh[f, 1..n[f]]
-function tout(s) {
-	if (n[f] && s == sh[f, n[f]] && rows != "" && s ~ rows)
+# The shape s of a line, and w the width of each of its plain numbers ("@"),
+# kept apart after "\034" (shp() drops it; eq() compares with it).
+function tout(s, w) {
+	if (n[f] && s == shp(sh[f, n[f]]) && rows != "" && s ~ rows)
 		return
-	sh[f, ++n[f]] = s
+	sh[f, ++n[f]] = w == "" ? s : s "\034" w
+}
+function shp(e,    i) {
+	i = index(e, "\034")
+	return i ? substr(e, 1, i - 1) : e
+}
+# Whether shapes a and b are the same: equal, or but for a plain number
+# of one as wide as the "@0N" of the other or wider.
+function eq(a, b,    sa, sb, wa, wb, ia, ib, pa, pb, la, lb, ta, tb) {
+	if (a == b)
+		return 1
+	sa = shp(a)
+	sb = shp(b)
+	split(substr(a, length(sa) + 2), wa, " ")
+	split(substr(b, length(sb) + 2), wb, " ")
+	ia = ib = 0
+	while (1) {
+		pa = match(sa, /@(0[0-9]+|\.[0-9]+)?/)
+		la = RLENGTH
+		pb = match(sb, /@(0[0-9]+|\.[0-9]+)?/)
+		lb = RLENGTH
+		if (!pa || !pb)
+			return !pa && !pb && sa == sb
+		if (substr(sa, 1, pa - 1) != substr(sb, 1, pb - 1))
+			return 0
+		ta = substr(sa, pa, la)
+		tb = substr(sb, pb, lb)
+		if (ta == "@")
+			ia++
+		if (tb == "@")
+			ib++
+		if (ta != tb && !(ta == "@" && tb ~ /^@0/ && wa[ia] >= substr(tb, 3) + 0) &&
+			!(tb == "@" && ta ~ /^@0/ && wb[ib] >= substr(ta, 3) + 0))
+			return 0
+		sa = substr(sa, pa + la)
+		sb = substr(sb, pb + lb)
+	}
+}
+# How many plain numbers ("@", not "@0N" nor "@.N") s has.
+function plain(s,    k) {
+	k = 0
+	while (match(s, /@(0[0-9]+|\.[0-9]+)?/)) {
+		if (RLENGTH == 1)
+			k++
+		s = substr(s, RSTART + RLENGTH)
+	}
+	return k
 }
 # Each number of s as its class (see above).
 function numbers(s,    out, t, c) {
@@ -73,7 +124,7 @@ function numbers(s,    out, t, c) {
 		else if (length(t) > 1 && substr(t, 1, 1) == "0")
 			c = "@0" length(t)
 		else
-			c = "@"
+			c = "@" substr(WM, 1, length(t))
 		out = out substr(s, 1, RSTART - 1) c
 		s = substr(s, RSTART + RLENGTH)
 	}
@@ -87,7 +138,7 @@ function bars(s,    i, out) {
 			out = out (out == "" ? "" : ",") i
 	return out == "" ? "" : " {|" out "}"
 }
-function tline(s,    b) {
+function tline(s,    b, w, out, i, k, m, ws) {
 	if (s ~ /events missed, results might not be accurate$/ || s ~ /^# \/dev\/cpu_dma_latency set to [0-9]+us$/)
 		return
 	gsub(/\t/, "<tab>", s)
@@ -102,11 +153,29 @@ function tline(s,    b) {
 	s = substr(s, 2, length(s) - 2)
 	gsub(/ +/, " ", s)
 	sub(/^ @/, "@", s)
+	# The width of each plain number (the marks numbers() put after its "@";
+	# 0 for the "-" of rtla), apart.
+	w = out = ""
+	while ((i = index(s, "@")) > 0) {
+		out = out substr(s, 1, i)
+		s = substr(s, i + 1)
+		for (k = 0; substr(s, k + 1, 1) == WM1; k++)
+			;
+		if (k || s !~ /^[0.]/)
+			w = w (w == "" ? "" : " ") k
+		s = substr(s, k + 1)
+	}
+	s = out s
 	while (match(s, /[^[:alnum:]@ ] @/))
 		s = substr(s, 1, RSTART) substr(s, RSTART + 2)
-	if (list != "" && match(s, list))
+	if (list != "" && match(s, list)) {
 		s = substr(s, 1, RSTART + RLENGTH - 1) "..."
-	tout(s b)
+		m = split(w, ws, " ")
+		w = ""
+		for (k = 1; k <= plain(s) && k <= m; k++)
+			w = w (k > 1 ? " " : "") ws[k]
+	}
+	tout(s b, w)
 }
 function text(    s, i, cleared) {
 	sub(/\r$/, "")
@@ -244,6 +313,10 @@ function json(k,    i, j, t) {
 
 BEGIN {
 	esc = sprintf("%c", 27)
+	# The mark of the digits of a plain number (numbers(), tline()).
+	WM1 = sprintf("%c", 29)
+	for (i = 0; i < 64; i++)
+		WM = WM WM1
 	for (i = 1; i < 32; i++)
 		ctl[sprintf("%c", i)] = sprintf("%c", i + 64)
 	ctl[sprintf("%c", 127)] = "?"
@@ -283,14 +356,14 @@ function unmap(k,    o, i, m, e, path, at, c, cut) {
 # one side (no sample fell in the range there).
 function hasrows(k,    i) {
 	for (i = 1; i <= len[k]; i++)
-		if (line[k, i] ~ rows)
+		if (shp(line[k, i]) ~ rows)
 			return 1
 	return 0
 }
 function droprows(k,    i, m) {
 	m = 0
 	for (i = 1; i <= len[k]; i++)
-		if (line[k, i] !~ rows)
+		if (shp(line[k, i]) !~ rows)
 			line[k, ++m] = line[k, i]
 	len[k] = m
 }
@@ -302,19 +375,19 @@ function diff(    i, j, L, op, m, k, near, out, gap) {
 		for (j = len[2]; j >= 0; j--)
 			if (i == len[1] || j == len[2])
 				L[i, j] = 0
-			else if (line[1, i + 1] == line[2, j + 1])
+			else if (eq(line[1, i + 1], line[2, j + 1]))
 				L[i, j] = L[i + 1, j + 1] + 1
 			else
 				L[i, j] = L[i + 1, j] > L[i, j + 1] ? L[i + 1, j] : L[i, j + 1]
 	i = j = m = 0
 	while (i < len[1] || j < len[2]) {
-		if (i < len[1] && j < len[2] && line[1, i + 1] == line[2, j + 1]) {
-			op[++m] = "#   " line[1, ++i]
+		if (i < len[1] && j < len[2] && eq(line[1, i + 1], line[2, j + 1])) {
+			op[++m] = "#   " shp(line[1, ++i])
 			j++
 		} else if (i < len[1] && (j == len[2] || L[i + 1, j] >= L[i, j + 1])) {
-			op[++m] = "# - " line[1, ++i]
+			op[++m] = "# - " shp(line[1, ++i])
 		} else {
-			op[++m] = "# + " line[2, ++j]
+			op[++m] = "# + " shp(line[2, ++j])
 		}
 	}
 	for (k = 1; k <= m; k++)
@@ -354,7 +427,7 @@ END {
 				droprows(k)
 	if (mode == "print") {
 		for (i = 1; i <= len[1]; i++)
-			print line[1, i]
+			print shp(line[1, i])
 		exit 0
 	}
 	if (kind == "json") {
@@ -363,7 +436,7 @@ END {
 	}
 	same = len[1] == len[2]
 	for (i = 1; same && i <= len[1]; i++)
-		same = line[1, i] == line[2, i]
+		same = eq(line[1, i], line[2, i])
 	if (same)
 		exit 0
 	diff()

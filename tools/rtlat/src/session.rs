@@ -26,7 +26,7 @@ use crate::{
     sched, signals,
     stream::Stream,
     sysinfo,
-    user::{self, Users},
+    user::{self, Start, StartGate, Users},
 };
 
 /// What every session of a run shares.
@@ -84,12 +84,59 @@ impl Run<'_> {
     /// record as it came.
     pub fn session(&self, phase: &Phase, raw: Option<RawWriter>) -> Result<Ended, String> {
         let (dev, plan, main_stage) = (self.dev, self.plan, self.plan.main_stage);
+        let stream = Arc::new(Mutex::new(Stream::new(self.mode.tally())));
+        // The user threads, ready before the session starts (user.rs).
+        let stop_users = Arc::new(AtomicBool::new(false));
+        let gate = Arc::new(StartGate::default());
+        let sink = self.mode.user_sink();
+        let mut users = Users::default();
+        if plan.user {
+            for &cpu in self.cpus {
+                let spawned = dev.try_clone().and_then(|udev| {
+                    let (stop, gate, sink) = (stop_users.clone(), gate.clone(), sink.clone());
+                    let (prio, stream) = (plan.priority, stream.clone());
+                    thread::Builder::new()
+                        .name(format!("rtlat-user/{cpu}"))
+                        .stack_size(user::STACK_SIZE)
+                        .spawn(move || -> Result<(), String> {
+                            let prepared = sched::set_fifo_pinned(cpu, prio)
+                                .map_err(|e| format!("the user thread of CPU {cpu}: {e}"));
+                            if gate.ready() == Start::Cancelled {
+                                return Ok(());
+                            }
+                            prepared?;
+                            // SAFETY: gettid has no preconditions.
+                            let tid = unsafe { libc::gettid() };
+                            stream.lock().unwrap().tids.insert(cpu, tid);
+                            user::wait_loop(
+                                cpu,
+                                &stop,
+                                || udev.user_wait(),
+                                |rec| sink.as_ref().is_none_or(|s| s.on_user(cpu, rec)),
+                            )
+                        })
+                });
+                match spawned {
+                    Ok(t) => users.push(cpu, t),
+                    Err(e) => {
+                        gate.open(Start::Cancelled);
+                        users.reap(true);
+                        return Err(format!("the user thread of CPU {cpu}: {e}"));
+                    }
+                }
+            }
+            gate.wait_ready(self.cpus.len());
+        }
         let start_time = now_epoch();
         let start_monotonic_ns = monotonic_ns();
-        dev.start().map_err(|e| format!("start: {e}"))?;
+        if let Err(e) = dev.start() {
+            gate.open(Start::Cancelled);
+            users.reap(true);
+            return Err(format!("start: {e}"));
+        }
         let started = Instant::now();
+        gate.open(Start::Started);
 
-        let stream = Arc::new(Mutex::new(Stream::new(self.mode.tally())));
         if !plan.user {
             // The kernel threads exist once START returned (none for a device
             // whose events are completed by its IRQ thread).
@@ -122,33 +169,6 @@ impl Run<'_> {
                 (raw.map(RawWriter::finish), ran_on)
             })
         };
-        let stop_users = Arc::new(AtomicBool::new(false));
-        let sink = self.mode.user_sink();
-        let mut users = Users::default();
-        if plan.user {
-            for &cpu in self.cpus {
-                let udev = dev.try_clone().map_err(|e| format!("user thread: {e}"))?;
-                let stop = stop_users.clone();
-                let sink = sink.clone();
-                let prio = plan.priority;
-                let stream = stream.clone();
-                let t = thread::spawn(move || -> Result<(), String> {
-                    sched::set_fifo_pinned(cpu, prio)
-                        .map_err(|e| format!("the user thread of CPU {cpu}: {e}"))?;
-                    // SAFETY: gettid has no preconditions.
-                    let tid = unsafe { libc::gettid() };
-                    stream.lock().unwrap().tids.insert(cpu, tid);
-                    user::wait_loop(
-                        cpu,
-                        &stop,
-                        || udev.user_wait(),
-                        |rec| sink.as_ref().is_none_or(|s| s.on_user(cpu, rec)),
-                    )
-                });
-                users.push(cpu, t);
-            }
-        }
-
         // The live view on a terminal (or on any output, for a mode whose
         // live text is meant as it is); status lines instead with --interval.
         let as_is = self.mode.live_as_is();

@@ -6,10 +6,20 @@
 //! its CPU went offline): that is the normal end. Any other error, a
 //! failure to pin the thread or to make it SCHED_FIFO, or a panic is a
 //! failure of the run, said in one line naming the CPU.
+//!
+//! The threads are made, pinned and set to their priority before the
+//! session starts, and wait at a [`StartGate`] until it did: a thread's
+//! start (its stack faulted in and locked with `mlockall`, its affinity and
+//! policy set) can take seconds on a loaded machine, and a session that
+//! ran meanwhile would hand its activations to no waiter (recorded, but
+//! with no user stage): a short run could end without one user sample.
 
 use std::{
     io,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Condvar, Mutex,
+    },
     thread::JoinHandle,
 };
 
@@ -40,6 +50,66 @@ pub fn wait_loop(
         }
     }
     Ok(())
+}
+
+/// The stack of a user thread: its loop and the mode's sink need little,
+/// and every byte of it is faulted in and locked (`mlockall`).
+pub const STACK_SIZE: usize = 256 << 10;
+
+/// Whether the session the user threads wait for started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Not yet decided.
+    Pending,
+    /// It started: the threads go to `USER_WAIT`.
+    Started,
+    /// It will not (a thread or the start failed): the threads end.
+    Cancelled,
+}
+
+/// Where the user threads wait, ready, for the session to start.
+pub struct StartGate {
+    /// Threads ready, and whether the session started.
+    state: Mutex<(usize, Start)>,
+    cv: Condvar,
+}
+
+impl Default for StartGate {
+    fn default() -> Self {
+        Self {
+            state: Mutex::new((0, Start::Pending)),
+            cv: Condvar::new(),
+        }
+    }
+}
+
+impl StartGate {
+    /// A thread is ready (or failed to be: it says so after the gate);
+    /// blocks until the session started or will not, and says which.
+    pub fn ready(&self) -> Start {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 += 1;
+        self.cv.notify_all();
+        while g.1 == Start::Pending {
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        g.1
+    }
+
+    /// Blocks until `n` threads are ready.
+    pub fn wait_ready(&self, n: usize) {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while g.0 < n {
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Opens the gate: `Started` or `Cancelled`.
+    pub fn open(&self, how: Start) {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        g.1 = how;
+        self.cv.notify_all();
+    }
 }
 
 /// A user thread: its failure, if it failed.
@@ -128,6 +198,28 @@ mod tests {
             wait_loop(0, &stop, || Ok(Record::default()), |_| false),
             Ok(())
         );
+    }
+
+    #[test]
+    fn the_gate_holds_ready_threads_until_the_session_started() {
+        use std::sync::Arc;
+
+        for how in [Start::Started, Start::Cancelled] {
+            let gate = Arc::new(StartGate::default());
+            let waiters: Vec<_> = (0..3)
+                .map(|_| {
+                    let gate = gate.clone();
+                    thread::spawn(move || gate.ready())
+                })
+                .collect();
+            gate.wait_ready(3);
+            assert_eq!(gate.state.lock().unwrap().0, 3);
+            assert!(waiters.iter().all(|w| !w.is_finished()), "held");
+            gate.open(how);
+            for w in waiters {
+                assert_eq!(w.join().unwrap(), how);
+            }
+        }
     }
 
     #[test]

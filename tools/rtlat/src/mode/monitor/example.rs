@@ -17,14 +17,14 @@ use super::{
     metrics::{self, CpuCounters, Format, Info, Series, View},
 };
 
-/// One made-up CPU and stage.
-struct Made {
-    cpu: u32,
-    stage: &'static str,
-    buckets: Vec<u64>,
-    count: u64,
-    sum: u64,
-    max: u64,
+/// One made-up CPU and stage (latencies in ns).
+pub(super) struct Made {
+    pub cpu: u32,
+    pub stage: &'static str,
+    pub buckets: Vec<u64>,
+    pub count: u64,
+    pub sum: u64,
+    pub max: u64,
 }
 
 /// Two CPUs, irq and thread: 100 000 latencies each from 2 µs to about
@@ -65,11 +65,13 @@ fn info() -> Info {
     }
 }
 
-/// The exposition in format `f`.
-pub fn exposition(f: Format) -> String {
-    let (info, made) = (info(), made());
-    let view = View {
-        info: &info,
+/// The view of the made-up series `made` on two CPUs: each series' index
+/// is its trip count, its max at one time; CPU 0 missed a period, CPU 1
+/// dropped 7 records. (The encoder's tests take it too, with their own
+/// series.)
+pub(super) fn view<'a>(info: &'a Info, made: &'a [Made]) -> View<'a> {
+    View {
+        info,
         series: made
             .iter()
             .enumerate()
@@ -96,8 +98,13 @@ pub fn exposition(f: Format) -> String {
                 dropped: 7,
             },
         ],
-    };
-    metrics::encode(&view, f)
+    }
+}
+
+/// The exposition in format `f`.
+pub fn exposition(f: Format) -> String {
+    let (info, made) = (info(), made());
+    metrics::encode(&view(&info, &made), f)
 }
 
 /// rtlat's own percentiles, a line per CPU and stage: `CPU STAGE COUNT`

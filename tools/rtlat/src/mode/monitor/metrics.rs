@@ -277,56 +277,34 @@ pub fn encode(v: &View<'_>, f: Format) -> String {
 }
 
 #[cfg(test)]
-pub mod tests {
-    use super::*;
+mod tests {
+    use super::{
+        super::example::{view, Made},
+        *,
+    };
 
-    /// Two CPUs, irq and thread, with known samples.
-    pub fn sample_view<'a>(info: &'a Info, buckets: &'a [Vec<u64>]) -> View<'a> {
-        let stages = ["irq", "thread"];
-        View {
-            info,
-            series: buckets
-                .iter()
-                .enumerate()
-                .map(|(i, b)| Series {
-                    cpu: (i / 2) as u32,
-                    stage: stages[i % 2],
-                    buckets: b,
-                    count: b.iter().sum(),
-                    sum: 12_345_000,
-                    max: 48_000,
-                    max_time: 1_700_000_000.25,
-                    trips: i as u64,
-                })
-                .collect(),
-            cpus: vec![
-                CpuCounters {
-                    cpu: 0,
-                    missed: 1,
-                    dropped: 0,
-                },
-                CpuCounters {
-                    cpu: 1,
-                    missed: 0,
-                    dropped: 7,
-                },
-            ],
-        }
-    }
-
-    pub fn sample_buckets() -> Vec<Vec<u64>> {
+    /// Two CPUs, irq and thread, with known samples: 300 ns to 48 µs, and
+    /// 20 s (beyond the last finite bound).
+    fn sample_made() -> Vec<Made> {
         (0..4)
             .map(|k| {
-                let mut b = vec![0u64; hist::BUCKETS];
+                let mut buckets = vec![0u64; hist::BUCKETS];
                 for v in [300, 1_000, 1_500, 9_999, 10_000, 48_000, 20_000_000_000] {
-                    b[hist::bucket_of(v + k)] += 1;
+                    buckets[hist::bucket_of(v + k)] += 1;
                 }
-                b
+                Made {
+                    cpu: (k / 2) as u32,
+                    stage: ["irq", "thread"][k as usize % 2],
+                    count: buckets.iter().sum(),
+                    buckets,
+                    sum: 12_345_000,
+                    max: 48_000,
+                }
             })
             .collect()
     }
 
-    pub fn sample_info() -> Info {
+    fn sample_info() -> Info {
         Info {
             kernel_release: "7.3.0-rt1".into(),
             preemption: "PREEMPT_RT".into(),
@@ -353,8 +331,8 @@ pub mod tests {
 
     #[test]
     fn both_formats_from_one_encoder() {
-        let (info, bk) = (sample_info(), sample_buckets());
-        let v = sample_view(&info, &bk);
+        let (info, made) = (sample_info(), sample_made());
+        let v = view(&info, &made);
         let om = encode(&v, Format::OpenMetrics);
         let txt = encode(&v, Format::Text);
         assert!(om.ends_with("# EOF\n"));
@@ -388,8 +366,8 @@ pub mod tests {
 
     #[test]
     fn cumulative_buckets_count_the_samples_below_each_bound() {
-        let (info, bk) = (sample_info(), sample_buckets());
-        let txt = encode(&sample_view(&info, &bk), Format::Text);
+        let (info, made) = (sample_info(), sample_made());
+        let txt = encode(&view(&info, &made), Format::Text);
         let bucket = |le: &str| -> u64 {
             let key =
                 format!("rtlat_latency_seconds_bucket{{cpu=\"0\",stage=\"irq\",le=\"{le}\"}} ");
