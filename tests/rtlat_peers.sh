@@ -152,6 +152,8 @@ printf '%s\n' "${E}  0 #7   |" "ALL #7  |" >"$tmp/s"
 printf '%s\n' "# Max Latencies: 00012 00034" >"$tmp/t"
 printf '%s\n' "# Max Latencies: 123456 00034" >"$tmp/u"
 printf '%s\n' "# Max Latencies: 12 00034" >"$tmp/v"
+printf '%s\n' "x@.y 00012" >"$tmp/w"
+printf '%s\n' "x@.y 12345" >"$tmp/x"
 printf '{ "a": { "0": { "min": 3, "avg": 4.50, "histogram": { "3": 1 } } }, "s": "x" }\n' >"$tmp/j1"
 printf '{"a":{"7":{"min":12,"avg":0.25,"histogram":{"12":5,"13":1}}},"s":"yz"}\n' >"$tmp/j2"
 printf '{ "a": { "0": { "min": 3, "avg": 4, "histogram": { "3": 1 } } }, "s": "x" }\n' >"$tmp/j3"
@@ -189,6 +191,7 @@ expect 1 text q s
 expect 0 text t u
 expect 0 text u t
 expect 1 text t v
+expect 0 text w x
 expect 0 json j1 j2
 expect 1 json j1 j3
 expect 1 json j1 j4

@@ -64,9 +64,11 @@ function fail(why) {
 # The shape s of a line, and w the width of each of its plain numbers ("@"),
 # kept apart after "\034" (shp() drops it; eq() compares with it).
 function tout(s, w) {
-	if (n[f] && s == shp(sh[f, n[f]]) && rows != "" && s ~ rows)
+	if (w != "")
+		s = s "\034" w
+	if (n[f] && rows != "" && shp(s) ~ rows && eq(s, sh[f, n[f]]))
 		return
-	sh[f, ++n[f]] = w == "" ? s : s "\034" w
+	sh[f, ++n[f]] = s
 }
 function shp(e,    i) {
 	i = index(e, "\034")
@@ -97,8 +99,8 @@ function eq(a, b,    sa, sb, wa, wb, ia, ib, pa, pb, la, lb, ta, tb) {
 			ia++
 		if (tb == "@")
 			ib++
-		if (ta != tb && !(ta == "@" && tb ~ /^@0/ && wa[ia] >= substr(tb, 3) + 0) &&
-			!(tb == "@" && ta ~ /^@0/ && wb[ib] >= substr(ta, 3) + 0))
+		if (ta != tb && !(ta == "@" && tb ~ /^@0/ && wa[ia] + 0 >= substr(tb, 3) + 0) &&
+			!(tb == "@" && ta ~ /^@0/ && wb[ib] + 0 >= substr(ta, 3) + 0))
 			return 0
 		sa = substr(sa, pa + la)
 		sb = substr(sb, pb + lb)
@@ -161,7 +163,7 @@ function tline(s,    b, w, out, i, k, m, ws) {
 		s = substr(s, i + 1)
 		for (k = 0; substr(s, k + 1, 1) == WM1; k++)
 			;
-		if (k || s !~ /^[0.]/)
+		if (k || s !~ /^(0[0-9]+|\.[0-9]+)/)
 			w = w (w == "" ? "" : " ") k
 		s = substr(s, k + 1)
 	}

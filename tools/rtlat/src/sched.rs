@@ -54,9 +54,9 @@ pub fn set_affinity(cpus: &[u32]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Pins the calling thread to `cpu` and makes it SCHED_FIFO at `prio`.
+/// Makes the calling thread SCHED_FIFO at `prio` and pins it to `cpu` (in
+/// that order: it reaches a busy CPU at its priority, not behind it).
 pub fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
-    pin_to(cpu)?;
     // SAFETY: A plain syscall on the calling thread with initialised arguments.
     unsafe {
         let p = libc::sched_param {
@@ -69,7 +69,7 @@ pub fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    pin_to(cpu)
 }
 
 /// Where the tool's own threads (the reader, the status loop) run: the

@@ -26,7 +26,7 @@ use crate::{
     sched, signals,
     stream::Stream,
     sysinfo,
-    user::{self, Start, StartGate, Users},
+    user::{self, NotReady, Start, StartGate, Users},
 };
 
 /// What every session of a run shares.
@@ -101,10 +101,9 @@ impl Run<'_> {
                         .spawn(move || -> Result<(), String> {
                             let prepared = sched::set_fifo_pinned(cpu, prio)
                                 .map_err(|e| format!("the user thread of CPU {cpu}: {e}"));
-                            if gate.ready() == Start::Cancelled {
-                                return Ok(());
+                            if gate.ready(prepared.is_ok()) == Start::Cancelled {
+                                return prepared;
                             }
-                            prepared?;
                             // SAFETY: gettid has no preconditions.
                             let tid = unsafe { libc::gettid() };
                             stream.lock().unwrap().tids.insert(cpu, tid);
@@ -125,15 +124,34 @@ impl Run<'_> {
                     }
                 }
             }
-            gate.wait_ready(self.cpus.len());
+            let ready =
+                gate.wait_ready(self.cpus.len(), || users.any_ended(), signals::interrupted);
+            if let Err(why) = ready {
+                gate.open(Start::Cancelled);
+                let failure = users.reap(true);
+                return Err(match why {
+                    NotReady::Interrupted => "interrupted before the session started".into(),
+                    NotReady::Failed => {
+                        failure.unwrap_or_else(|| "a user thread ended before it was ready".into())
+                    }
+                });
+            }
         }
+        // The reader's handle too, before the session starts.
         let start_time = now_epoch();
         let start_monotonic_ns = monotonic_ns();
-        if let Err(e) = dev.start() {
-            gate.open(Start::Cancelled);
-            users.reap(true);
-            return Err(format!("start: {e}"));
-        }
+        let mut rdev = match dev
+            .try_clone()
+            .map_err(|e| format!("reader: {e}"))
+            .and_then(|r| dev.start().map(|()| r).map_err(|e| format!("start: {e}")))
+        {
+            Ok(r) => r,
+            Err(e) => {
+                gate.open(Start::Cancelled);
+                users.reap(true);
+                return Err(e);
+            }
+        };
         let started = Instant::now();
         gate.open(Start::Started);
 
@@ -149,7 +167,6 @@ impl Run<'_> {
             }
         }
         let reader = {
-            let mut rdev = dev.try_clone().map_err(|e| format!("reader: {e}"))?;
             let stream = stream.clone();
             let mut raw = raw;
             thread::spawn(move || {

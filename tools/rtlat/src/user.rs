@@ -67,47 +67,95 @@ pub enum Start {
     Cancelled,
 }
 
+/// What the threads at a [`StartGate`] are: how many arrived, whether one
+/// failed to prepare, and whether the session started.
+struct GateState {
+    arrived: usize,
+    failed: bool,
+    start: Start,
+}
+
 /// Where the user threads wait, ready, for the session to start.
 pub struct StartGate {
-    /// Threads ready, and whether the session started.
-    state: Mutex<(usize, Start)>,
+    state: Mutex<GateState>,
     cv: Condvar,
 }
 
 impl Default for StartGate {
     fn default() -> Self {
         Self {
-            state: Mutex::new((0, Start::Pending)),
+            state: Mutex::new(GateState {
+                arrived: 0,
+                failed: false,
+                start: Start::Pending,
+            }),
             cv: Condvar::new(),
         }
     }
 }
 
+/// Why the threads at a [`StartGate`] did not all get ready.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NotReady {
+    /// One failed to prepare (it says why when joined), or ended.
+    Failed,
+    /// The run was interrupted meanwhile.
+    Interrupted,
+}
+
 impl StartGate {
-    /// A thread is ready (or failed to be: it says so after the gate);
-    /// blocks until the session started or will not, and says which.
-    pub fn ready(&self) -> Start {
-        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        g.0 += 1;
-        self.cv.notify_all();
-        while g.1 == Start::Pending {
-            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
-        }
-        g.1
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Blocks until `n` threads are ready.
-    pub fn wait_ready(&self, n: usize) {
-        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while g.0 < n {
+    /// A thread arrived, `prepared` or not (a thread that failed says why
+    /// when joined); blocks until the session started or will not, and
+    /// says which.
+    pub fn ready(&self, prepared: bool) -> Start {
+        let mut g = self.lock();
+        g.arrived += 1;
+        g.failed |= !prepared;
+        self.cv.notify_all();
+        while g.start == Start::Pending {
             g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        g.start
+    }
+
+    /// Blocks until `n` threads arrived prepared; not if one failed, if
+    /// `gone()` (a thread ended before it arrived) or `interrupted()`
+    /// (checked every 100 ms).
+    pub fn wait_ready(
+        &self,
+        n: usize,
+        gone: impl Fn() -> bool,
+        interrupted: impl Fn() -> bool,
+    ) -> Result<(), NotReady> {
+        let mut g = self.lock();
+        loop {
+            if g.failed {
+                return Err(NotReady::Failed);
+            }
+            if g.arrived >= n {
+                return Ok(());
+            }
+            if interrupted() {
+                return Err(NotReady::Interrupted);
+            }
+            if gone() {
+                return Err(NotReady::Failed);
+            }
+            g = self
+                .cv
+                .wait_timeout(g, std::time::Duration::from_millis(100))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
     /// Opens the gate: `Started` or `Cancelled`.
     pub fn open(&self, how: Start) {
-        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        g.1 = how;
+        self.lock().start = how;
         self.cv.notify_all();
     }
 }
@@ -151,6 +199,13 @@ impl Users {
             failure.get_or_insert(e);
         }
         failure
+    }
+
+    /// True if a thread ended (or was joined).
+    pub fn any_ended(&self) -> bool {
+        self.threads
+            .iter()
+            .any(|(_, t)| t.as_ref().is_none_or(JoinHandle::is_finished))
     }
 
     /// True once every thread was joined.
@@ -204,22 +259,39 @@ mod tests {
     fn the_gate_holds_ready_threads_until_the_session_started() {
         use std::sync::Arc;
 
+        let never = || false;
         for how in [Start::Started, Start::Cancelled] {
             let gate = Arc::new(StartGate::default());
             let waiters: Vec<_> = (0..3)
                 .map(|_| {
                     let gate = gate.clone();
-                    thread::spawn(move || gate.ready())
+                    thread::spawn(move || gate.ready(true))
                 })
                 .collect();
-            gate.wait_ready(3);
-            assert_eq!(gate.state.lock().unwrap().0, 3);
+            assert_eq!(gate.wait_ready(3, never, never), Ok(()));
+            assert_eq!(gate.lock().arrived, 3);
             assert!(waiters.iter().all(|w| !w.is_finished()), "held");
             gate.open(how);
             for w in waiters {
                 assert_eq!(w.join().unwrap(), how);
             }
         }
+        // A thread that failed to prepare, one that ended before it
+        // arrived, a Ctrl-C: no waiting for the others.
+        let gate = Arc::new(StartGate::default());
+        let g = gate.clone();
+        let failed = thread::spawn(move || g.ready(false));
+        assert_eq!(gate.wait_ready(2, never, never), Err(NotReady::Failed));
+        assert_eq!(
+            StartGate::default().wait_ready(1, || true, never),
+            Err(NotReady::Failed)
+        );
+        assert_eq!(
+            StartGate::default().wait_ready(1, never, || true),
+            Err(NotReady::Interrupted)
+        );
+        gate.open(Start::Cancelled);
+        assert_eq!(failed.join().unwrap(), Start::Cancelled);
     }
 
     #[test]
