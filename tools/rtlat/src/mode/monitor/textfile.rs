@@ -10,6 +10,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use crate::files::Output;
+
 /// The file the collector reads.
 pub const NAME: &str = "rtlat.prom";
 
@@ -22,16 +24,13 @@ pub fn check(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// Writes `text` to `dir`/[`NAME`]; the path written.
+/// Writes `text` to `dir`/[`NAME`] (an [`Output`]: a hidden temporary file
+/// renamed over it, removed on a failure); the path written.
 pub fn write(dir: &Path, text: &str) -> Result<PathBuf, String> {
     let dest = dir.join(NAME);
-    let tmp = dir.join(format!(".{NAME}.{}.tmp", std::process::id()));
-    fs::write(&tmp, text)
-        .and_then(|()| fs::rename(&tmp, &dest))
-        .map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            format!("--textfile {}: {e}", dest.display())
-        })?;
+    Output::create(&dest)
+        .and_then(|o| o.write(text.as_bytes()))
+        .map_err(|e| format!("--textfile {e}"))?;
     Ok(dest)
 }
 
