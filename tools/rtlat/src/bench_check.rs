@@ -21,7 +21,14 @@ pub const SCHEMA: &str = "rtlat-bench-1";
 /// overhead rounds, as `bench::report` writes them.
 const LOADS: [&str; 2] = ["idle", "hackbench"];
 const STAGES: [&str; 3] = ["irq", "thread", "user"];
-const TOOLS: [&str; 5] = ["none", "floor", "rtlat", "rtlat-irq", "timerlat"];
+const TOOLS: [&str; 6] = [
+    "none",
+    "floor",
+    "rtlat",
+    "rtlat-irq",
+    "rtlat-monitor",
+    "timerlat",
+];
 
 /// `rtlat check-json FILE` when FILE is a benchmark report (its `schema`
 /// says `rtlat-bench…`): the exit status, 0 if it is complete. `None` for
@@ -102,7 +109,7 @@ pub fn complete(b: &Value) -> Result<String, String> {
         if !c["cost_per_activation_us"].is_number() {
             return Err(format!("overhead {tool}: no cost per activation"));
         }
-        if tool == "rtlat-irq" && !c["cost_ratio_timerlat"].is_number() {
+        if tool.starts_with("rtlat-") && !c["cost_ratio_timerlat"].is_number() {
             return Err(format!("overhead {tool}: no cost relative to timerlat's"));
         }
     }
@@ -147,8 +154,9 @@ mod tests {
             "RTRS-FILE overhead-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat.json\n{run}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat-irq.json\n{run}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-monitor.jsonl\n{{\"elapsed_s\":2.0,\"cpus\":[{{\"totals\":{{\"produced\":1900}}}}]}}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
-             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\ntimerlat 60\nRTRS-FILE-END\n\
+             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 85\ntimerlat 60\nRTRS-FILE-END\n\
              RTRS-FILE stream.json\n{run}\nRTRS-FILE-END\n\
              RTRS-BENCH-END\n"
         );

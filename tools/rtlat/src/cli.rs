@@ -293,6 +293,10 @@ pub struct MonitorArgs {
     /// Serve GET /metrics (OpenMetrics or Prometheus text) on ADDR:PORT, or PORT on 127.0.0.1.
     #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen)]
     pub listen: Option<SocketAddr>,
+    /// After the --duration (or --stop-at-trip's trip), serve the final metrics this long
+    /// (e.g. 30s) so that a scraper takes them; SIGTERM or Ctrl-C ends it sooner.
+    #[arg(long, value_name = "TIME", requires = "listen", value_parser = parse_duration)]
+    pub linger: Option<Duration>,
     /// Write DIR/rtlat.prom every interval for node_exporter's textfile collector.
     #[arg(long, value_name = "DIR")]
     pub textfile: Option<PathBuf>,
@@ -573,6 +577,16 @@ mod tests {
         assert_eq!(exit(&["rtlat", "--help"]), Some(0));
         assert_eq!(exit(&["rtlat", "--version"]), Some(0));
         assert_eq!(exit(&["rtlat", "run", "--warm-up", "2s"]), None);
+        // --linger serves the final metrics: nothing to linger on without --listen.
+        assert_eq!(exit(&["rtlat", "monitor", "--linger", "10s"]), Some(2));
+        assert_eq!(
+            exit(&["rtlat", "monitor", "--linger", "x", "--listen", "9101"]),
+            Some(2)
+        );
+        assert_eq!(
+            exit(&["rtlat", "monitor", "--linger", "10s", "--listen", "9101"]),
+            None
+        );
         // The statuses are distinct.
         let all = [EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_THRESHOLD, EXIT_GATE];
         assert_eq!(all, [0, 1, 2, 3, 4]);

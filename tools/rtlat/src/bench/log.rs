@@ -170,10 +170,29 @@ impl Inputs {
                     );
                 }
             } else if let Some(rest) = name.strip_prefix("overhead-") {
-                // overhead-<round>-<tool>.json (rtlat's report of the round) or
-                // overhead-<round>-timerlat.txt (its trace events).
+                // overhead-<round>-<tool>.json (rtlat's report of the round),
+                // overhead-<round>-rtlat-monitor.jsonl (the monitor's final
+                // snapshot) or overhead-<round>-timerlat.txt (its trace events).
                 let tool = rest.split_once('-').map_or("", |(_, t)| t);
-                if let Some(tool) = tool.strip_suffix(".json") {
+                if let Some(tool) = tool.strip_suffix(".jsonl") {
+                    let last = body
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("");
+                    let s: serde_json::Value =
+                        serde_json::from_str(last).map_err(|e| format!("{name}: {e}"))?;
+                    let cpus = s["cpus"].as_array().map_or(&[][..], |v| v);
+                    let produced: u64 = cpus
+                        .iter()
+                        .filter_map(|c| c["totals"]["produced"].as_u64())
+                        .sum();
+                    let secs = s["elapsed_s"].as_f64().unwrap_or(0.0).max(0.001);
+                    rates
+                        .entry(tool.to_string())
+                        .or_default()
+                        .push(produced as f64 / secs / cpus.len().max(1) as f64);
+                } else if let Some(tool) = tool.strip_suffix(".json") {
                     let r: Report =
                         serde_json::from_str(body).map_err(|e| format!("{name}: {e}"))?;
                     let secs = (r.end_time - r.start_time).max(0.001);

@@ -56,6 +56,7 @@ pub fn markdown(bench: &Bench, begin: &str) -> String {
                 "floor" => "floor: a do-nothing hard-IRQ timer",
                 "rtlat" => "rtlat (irq, thread; streaming)",
                 "rtlat-irq" => "rtlat --stages irq (streaming)",
+                "rtlat-monitor" => "rtlat monitor (irq; histograms only)",
                 t => t,
             };
             let _ = writeln!(

@@ -33,7 +33,8 @@ pub struct Agreement {
 #[derive(Serialize, Clone)]
 pub struct Cost {
     /// `none`, `floor` (a do-nothing hard-IRQ timer), `rtlat`, `rtlat-irq`
-    /// (an irq-only session) or `timerlat`.
+    /// (an irq-only session), `rtlat-monitor` (irq-only, histograms only)
+    /// or `timerlat`.
     pub tool: String,
     /// The job's work units per second, all CPUs, mean over the rounds.
     pub throughput: f64,
@@ -63,7 +64,14 @@ pub struct Overhead {
 }
 
 /// The overhead rounds' tools, in the order they run.
-const OVERHEAD_TOOLS: [&str; 5] = ["none", "floor", "rtlat", "rtlat-irq", "timerlat"];
+const OVERHEAD_TOOLS: [&str; 6] = [
+    "none",
+    "floor",
+    "rtlat",
+    "rtlat-irq",
+    "rtlat-monitor",
+    "timerlat",
+];
 
 /// Records delivered by read() at the smallest period on every CPU.
 #[derive(Serialize)]
@@ -277,15 +285,18 @@ mod tests {
 
     #[test]
     fn overhead_per_activation_and_above_the_floor() {
-        // 1 CPU, 2 s rounds; rtlat's reports: 901 records in 1 s.
+        // 1 CPU, 2 s rounds; rtlat's reports: 901 records in 1 s; the
+        // monitor's last snapshot: 2 CPUs, 4000 activations in 2.5 s.
         let rep = serde_json::to_string(&crate::report::tests::sample()).unwrap();
+        let snap = r#"{"seq":2,"final":true,"elapsed_s":2.5,"cpus":[{"totals":{"produced":1500}},{"totals":{"produced":2500}}]}"#;
         let log = format!(
             "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
              RTRS-FILE overhead-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat.json\n{rep}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat-irq.json\n{rep}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-monitor.jsonl\n{{\"seq\":1}}\n{snap}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
-             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\ntimerlat 60\nRTRS-FILE-END\n\
+             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 88\ntimerlat 60\nRTRS-FILE-END\n\
              RTRS-BENCH-END\n"
         );
         let dir = std::env::temp_dir().join(format!("rtlat-bench-test-{}", std::process::id()));
@@ -308,6 +319,16 @@ mod tests {
         // rtlat: 30 % over 901/s; timerlat: 40 % over 1802 / 2 / 2 s.
         assert!(near(get("rtlat", "loss_pct"), 30.0));
         assert!(near(get("timerlat", "activations_per_s_per_cpu"), 450.5));
+        // The monitor: 12 % over 800/s per CPU, relative to timerlat too.
+        assert!(near(
+            get("rtlat-monitor", "activations_per_s_per_cpu"),
+            800.0
+        ));
+        assert!(near(get("rtlat-monitor", "cost_per_activation_us"), 150.0));
+        assert!(near(
+            get("rtlat-monitor", "cost_ratio_timerlat"),
+            150.0 / (0.4 / 450.5 * 1e6)
+        ));
         let r = 0.3 / 901.0 * 1e6;
         let t = 0.4 / 450.5 * 1e6;
         assert!(near(get("rtlat", "above_floor_us"), r - 100.0));

@@ -216,11 +216,32 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
             continue;
         }
         m.snapshot(true)?;
+        if let (Some(linger), Some(_)) = (a.linger, &m.out.published) {
+            if end != End::Signal {
+                // The device is another run's to take meanwhile.
+                drop(m);
+                drop(dev);
+                linger_on(linger);
+            }
+        }
         return Ok(ExitCode::from(if end == End::Trip {
             cli::EXIT_THRESHOLD
         } else {
             cli::EXIT_OK
         }));
+    }
+}
+
+/// `--linger`: the HTTP workers go on serving the final metrics for
+/// `time`, or until SIGTERM or Ctrl-C.
+fn linger_on(time: Duration) {
+    eprintln!(
+        "rtlat monitor: the end; serving the final metrics for {} s more",
+        time.as_secs_f64()
+    );
+    let t0 = Instant::now();
+    while t0.elapsed() < time && !signals::interrupted() {
+        thread::sleep(Duration::from_millis(100).min(time.saturating_sub(t0.elapsed())));
     }
 }
 
