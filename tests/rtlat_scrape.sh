@@ -25,7 +25,11 @@ fi
 ktap_set_plan 4
 tmp=$(mktemp -d)
 bg=
-trap 'for p in $bg; do kill -KILL "$p" 2>/dev/null; done' EXIT
+cleanup()
+{
+	for p in $bg; do kill -KILL "$p" 2>/dev/null; done
+}
+trap cleanup EXIT
 trap 'exit 143' TERM INT
 
 # The network card: QEMU's user network, the address it expects.
@@ -39,7 +43,7 @@ if [ -n "$dev" ] && ip link set lo up && ip link set "$dev" up &&
 	ktap_print_msg "network card: $dev"
 	ktap_test_pass "a network card, 10.0.2.15 on it"
 else
-	ktap_print_msg "interfaces: $(ls /sys/class/net | tr '\n' ' ')"
+	ktap_print_msg "interfaces: $(cd /sys/class/net && echo *)"
 	ktap_test_fail "a network card, 10.0.2.15 on it"
 fi
 
@@ -61,7 +65,7 @@ wget -q -O "$tmp/metrics" "http://127.0.0.1:$PORT/metrics"
 wait $pid
 rc=$?
 t1=$(cut -d. -f1 /proc/uptime)
-ktap_print_msg "$(cat "$tmp/err" | tr '\n' ' ')"
+ktap_print_msg "$(tr '\n' ' ' <"$tmp/err")"
 ktap_print_msg "exit $rc after $((t1 - t0)) s"
 snap=$(cat "$h" 2>/dev/null)
 rtrs_check "--duration ${DURATION}s: exit 0, one final snapshot covering the run" \
