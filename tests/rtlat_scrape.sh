@@ -5,7 +5,7 @@
 # does: a guest with a network card (scripts/vmtest --system: QEMU's user
 # networking, whose only way in is the host's 127.0.0.1 port forwarded to
 # port 9101 here) measures for 6 s with --listen 0.0.0.0:9101 and serves its
-# final metrics for 6 s more (--linger). Its final snapshot goes to the
+# final metrics for 10 s more (--linger). Its final snapshot goes to the
 # host on a line "# rtrs-scrape-snapshot: {...}"; there a real Prometheus
 # server scraped the guest all along, and scripts/prom-scrape --check
 # compares what it scraped with that snapshot (scripts/vmtest).
@@ -16,13 +16,13 @@ DIR=$(dirname "$(readlink -f "$0")")
 
 PORT=9101
 DURATION=6
-LINGER=6
+LINGER=10
 
 rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 4
+ktap_set_plan 6
 tmp=$(mktemp -d)
 bg=
 cleanup()
@@ -55,13 +55,21 @@ rtlat monitor --cpus 1 --stages irq,thread --interval 600 --duration "${DURATION
 	--listen "0.0.0.0:$PORT" --linger "${LINGER}s" --history "$h" 2>"$tmp/err" &
 pid=$!
 bg=$pid
-# While it lingers, the final numbers are what it serves.
-i=0
-while ! grep -q 'serving the final metrics' "$tmp/err" && kill -0 $pid 2>/dev/null && [ $i -lt 60 ]; do
-	sleep 1
-	i=$((i + 1))
-done
+# Wait until monitor $2, writing its stderr to $1, lingers (60 s at most).
+lingering()
+{
+	i=0
+	while ! grep -q 'serving the final metrics' "$1" && kill -0 "$2" 2>/dev/null && [ $i -lt 60 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+}
+# While it lingers, the final numbers are what it serves, and the device
+# is free for another run.
+lingering "$tmp/err" $pid
 wget -q -O "$tmp/metrics" "http://127.0.0.1:$PORT/metrics"
+rtlat run --cpus 1 --duration 1s -q >"$tmp/run" 2>&1
+run=$?
 wait $pid
 rc=$?
 t1=$(cut -d. -f1 /proc/uptime)
@@ -69,7 +77,8 @@ ktap_print_msg "$(tr '\n' ' ' <"$tmp/err")"
 ktap_print_msg "exit $rc after $((t1 - t0)) s"
 snap=$(cat "$h" 2>/dev/null)
 rtrs_check "--duration ${DURATION}s: exit 0, one final snapshot covering the run" \
-	test "$rc" = 0 -a "$(grep -c . "$h" 2>/dev/null)" = 1 -a -n "$(echo "$snap" | grep '"seq":1,.*"final":true')"
+	test "$rc" = 0 -a "$(grep -c . "$h" 2>/dev/null)" = 1 \
+	-a -n "$(echo "$snap" | grep '"seq":1,.*"final":true')"
 
 # The snapshot's count of each stage is what was served after the end
 # (one CPU; its stages in the order irq, thread).
@@ -81,11 +90,33 @@ served()
 {
 	sed -n "s/^rtlat_activations_total{cpu=\"1\",stage=\"$1\"} \([0-9]*\)$/\1/p" "$tmp/metrics"
 }
-ktap_print_msg "irq: snapshot $(total 1), served $(served irq); thread: snapshot $(total 2), served $(served thread)"
+ktap_print_msg "irq: snapshot $(total 1), served $(served irq);" \
+	"thread: snapshot $(total 2), served $(served thread)"
 rtrs_check "--linger: the final counts served after the end" \
-	test -n "$(served irq)" -a "$(served irq)" = "$(total 1)" -a "$(served thread)" = "$(total 2)" -a "$(served irq)" -gt 0
+	test -n "$(served irq)" -a "$(served irq)" = "$(total 1)" \
+	-a "$(served thread)" = "$(total 2)" -a "$(served irq)" -gt 0
 rtrs_check "--linger: served ${LINGER}s more, then exit" \
-	test $((t1 - t0)) -ge $((DURATION + LINGER - 1)) -a $((t1 - t0)) -le $((DURATION + LINGER + 20))
+	test $((t1 - t0)) -ge $((DURATION + LINGER - 1)) \
+	-a $((t1 - t0)) -le $((DURATION + LINGER + 20))
+[ $run = 0 ] ||
+	ktap_print_msg "rtlat run while the monitor lingered: exit $run: $(tr '\n' ' ' <"$tmp/run")"
+rtrs_check "--linger: the device is free meanwhile (rtlat run: exit 0)" test $run = 0
+
+# SIGTERM ends the linger at once (exit 0). (Another port: the host's
+# Prometheus scrapes only the first run.)
+rtlat monitor --cpus 1 --duration 1s --listen "127.0.0.1:$((PORT + 1))" --linger 120s \
+	2>"$tmp/err2" &
+pid=$!
+bg="$bg $pid"
+lingering "$tmp/err2" $pid
+t0=$(cut -d. -f1 /proc/uptime)
+kill -TERM $pid
+wait $pid
+rc=$?
+t1=$(cut -d. -f1 /proc/uptime)
+ktap_print_msg "SIGTERM while lingering: exit $rc after $((t1 - t0)) s"
+rtrs_check "--linger: SIGTERM ends it at once, exit 0" \
+	test $rc = 0 -a $((t1 - t0)) -le 3 -a -n "$(grep 'serving the final metrics' "$tmp/err2")"
 
 # For the host's Prometheus check (scripts/vmtest), without the histograms
 # (a few kB each; it needs the percentiles and counts).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `rtlat check-json` of a benchmark's `bench.json` (written by `rtlat
-//! bench-report`; schema `rtlat-bench-1`,
+//! bench-report`; schema `rtlat-bench-2`,
 //! `tools/rtlat/schema/rtlat-bench.schema.json`): the report is complete,
 //! as `make check`'s smoke run requires. Every load and stage has its
 //! agreement row with samples on both sides; every tool of the overhead
@@ -15,7 +15,7 @@ use std::{fs, path::Path, process::ExitCode};
 use serde_json::Value;
 
 /// The schema a benchmark report names.
-pub const SCHEMA: &str = "rtlat-bench-1";
+pub const SCHEMA: &str = "rtlat-bench-2";
 
 /// The loads and stages of the agreement rounds, and the tools of the
 /// overhead rounds, as `bench::report` writes them.
@@ -154,7 +154,7 @@ mod tests {
             "RTRS-FILE overhead-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat.json\n{run}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat-irq.json\n{run}\nRTRS-FILE-END\n\
-             RTRS-FILE overhead-1-rtlat-monitor.jsonl\n{{\"elapsed_s\":2.0,\"cpus\":[{{\"totals\":{{\"produced\":1900}}}}]}}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-monitor.jsonl\n{{\"final\":true,\"elapsed_s\":2.0,\"cpus\":[{{\"totals\":{{\"produced\":1900}}}}]}}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
              RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 85\ntimerlat 60\nRTRS-FILE-END\n\
              RTRS-FILE stream.json\n{run}\nRTRS-FILE-END\n\

@@ -6,7 +6,7 @@
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 use rtcore::uapi::Stage;
 
 const LONG_ABOUT: &str = "\
@@ -241,6 +241,7 @@ pub struct HistArgs {
 /// irq-only session by default), where its history and metrics go, and
 /// what a threshold trip does.
 #[derive(Args, Clone)]
+#[command(group(ArgGroup::new("an_end").args(["duration", "stop_at_trip"]).multiple(true)))]
 pub struct MonitorArgs {
     /// Device node.
     #[arg(long, default_value = "/dev/rtlat")]
@@ -294,8 +295,9 @@ pub struct MonitorArgs {
     #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen)]
     pub listen: Option<SocketAddr>,
     /// After the --duration (or --stop-at-trip's trip), serve the final metrics this long
-    /// (e.g. 30s) so that a scraper takes them; SIGTERM or Ctrl-C ends it sooner.
-    #[arg(long, value_name = "TIME", requires = "listen", value_parser = parse_duration)]
+    /// (e.g. 30s) so that a scraper takes them; SIGTERM or Ctrl-C ends it sooner. The port
+    /// stays taken meanwhile.
+    #[arg(long, value_name = "TIME", requires_all = ["listen", "an_end"], value_parser = parse_duration)]
     pub linger: Option<Duration>,
     /// Write DIR/rtlat.prom every interval for node_exporter's textfile collector.
     #[arg(long, value_name = "DIR")]
@@ -579,14 +581,21 @@ mod tests {
         assert_eq!(exit(&["rtlat", "run", "--warm-up", "2s"]), None);
         // --linger serves the final metrics: nothing to linger on without --listen.
         assert_eq!(exit(&["rtlat", "monitor", "--linger", "10s"]), Some(2));
+        // Nor without an end: a monitor stopped by a signal does not linger.
+        let linger = ["rtlat", "monitor", "--linger", "10s", "--listen", "9101"];
+        assert_eq!(exit(&linger), Some(2));
         assert_eq!(
-            exit(&["rtlat", "monitor", "--linger", "x", "--listen", "9101"]),
+            exit(&["rtlat", "monitor", "--linger", "x", "--listen", "9101", "-d", "1h"]),
             Some(2)
         );
-        assert_eq!(
-            exit(&["rtlat", "monitor", "--linger", "10s", "--listen", "9101"]),
-            None
-        );
+        for end in [
+            &["-d", "1h"][..],
+            &["--stop-at-trip"],
+            &["-d", "1h", "--stop-at-trip"],
+        ] {
+            let args: Vec<&str> = linger.iter().chain(end).copied().collect();
+            assert_eq!(exit(&args), None, "{args:?}");
+        }
         // The statuses are distinct.
         let all = [EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_THRESHOLD, EXIT_GATE];
         assert_eq!(all, [0, 1, 2, 3, 4]);

@@ -7,10 +7,31 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
+
 use crate::{
     bench::{dist::Dist, report::Streaming},
     report::Report,
 };
+
+/// What the overhead rounds take from `rtlat monitor`'s last snapshot line.
+#[derive(Deserialize)]
+struct MonitorEnd {
+    #[serde(rename = "final")]
+    last: bool,
+    elapsed_s: f64,
+    cpus: Vec<MonitorCpu>,
+}
+
+#[derive(Deserialize)]
+struct MonitorCpu {
+    totals: MonitorTotals,
+}
+
+#[derive(Deserialize)]
+struct MonitorTotals {
+    produced: u64,
+}
 
 /// One file section: `RTRS-FILE <name>` ... `RTRS-FILE-END`.
 #[derive(Debug, PartialEq)]
@@ -179,19 +200,22 @@ impl Inputs {
                         .lines()
                         .rev()
                         .find(|l| !l.trim().is_empty())
-                        .unwrap_or("");
-                    let s: serde_json::Value =
+                        .ok_or(format!("{name}: no snapshot line"))?;
+                    let s: MonitorEnd =
                         serde_json::from_str(last).map_err(|e| format!("{name}: {e}"))?;
-                    let cpus = s["cpus"].as_array().map_or(&[][..], |v| v);
-                    let produced: u64 = cpus
-                        .iter()
-                        .filter_map(|c| c["totals"]["produced"].as_u64())
-                        .sum();
-                    let secs = s["elapsed_s"].as_f64().unwrap_or(0.0).max(0.001);
+                    if !s.last || s.cpus.is_empty() || s.elapsed_s <= 0.0 {
+                        return Err(format!(
+                            "{name}: not a final snapshot of a run that measured (final {}, {} CPUs, {} s)",
+                            s.last,
+                            s.cpus.len(),
+                            s.elapsed_s
+                        ));
+                    }
+                    let produced: u64 = s.cpus.iter().map(|c| c.totals.produced).sum();
                     rates
                         .entry(tool.to_string())
                         .or_default()
-                        .push(produced as f64 / secs / cpus.len().max(1) as f64);
+                        .push(produced as f64 / s.elapsed_s / s.cpus.len() as f64);
                 } else if let Some(tool) = tool.strip_suffix(".json") {
                     let r: Report =
                         serde_json::from_str(body).map_err(|e| format!("{name}: {e}"))?;

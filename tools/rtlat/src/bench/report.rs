@@ -243,7 +243,7 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
     let inputs = Inputs::read(&files, seconds, ncpu)?;
 
     let bench = Bench {
-        schema: "rtlat-bench-1".into(),
+        schema: crate::bench_check::SCHEMA.into(),
         kernel: kernel.into(),
         arch: arch.into(),
         accelerator: "tcg".into(),
@@ -338,5 +338,43 @@ mod tests {
             get("rtlat", "above_floor_ratio_timerlat"),
             (r - 100.0) / (t - 100.0)
         ));
+    }
+
+    #[test]
+    fn a_monitor_round_without_its_final_snapshot_is_refused() {
+        for (body, why) in [
+            ("", "no snapshot line"),
+            (
+                r#"{"final":false,"elapsed_s":1.0,"cpus":[{"totals":{"produced":9}}]}"#,
+                "not a final snapshot",
+            ),
+            (
+                r#"{"final":true,"elapsed_s":1.0,"cpus":[]}"#,
+                "not a final snapshot",
+            ),
+            (
+                r#"{"final":true,"cpus":[{"totals":{"produced":9}}]}"#,
+                "elapsed_s",
+            ),
+        ] {
+            let log = format!(
+                "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
+                 RTRS-FILE overhead-1-rtlat-monitor.jsonl\n{body}\nRTRS-FILE-END\n\
+                 RTRS-BENCH-END\n"
+            );
+            let dir = std::env::temp_dir().join(format!(
+                "rtlat-bench-monitor-{}-{}",
+                std::process::id(),
+                why.len() + body.len()
+            ));
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join("log"), log).unwrap();
+            let err = report(&dir.join("log"), &dir, "k", "x").unwrap_err();
+            fs::remove_dir_all(&dir).unwrap();
+            assert!(
+                err.contains("overhead-1-rtlat-monitor.jsonl") && err.contains(why),
+                "{err}"
+            );
+        }
     }
 }
