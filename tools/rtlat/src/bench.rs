@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The benchmark: `rtlat bench-job`, the CPU-bound job run in the guest
-//! (scripts/bench-guest), and `rtlat bench-report`, which turns the guest's
+//! (scripts/bench-guest), `rtlat bench-drain`, the rate of `read()`
+//! draining full rings, and `rtlat bench-report`, which turns the guest's
 //! raw output (through scripts/bench) into a markdown table, a JSON file and
 //! an SVG overlay of the latency distributions.
 //!
@@ -10,10 +11,12 @@
 //! comparison does not depend on how each tool summarises.
 
 mod dist;
+mod drain;
 mod job;
 mod log;
 mod markdown;
 mod report;
 
+pub use drain::drain;
 pub use job::job;
 pub use report::report;

@@ -7,7 +7,7 @@
 //! agreement row with samples on both sides; every tool of the overhead
 //! rounds is there, each measuring one with its activation rate and cost,
 //! rtlat's irq-only session with its cost relative to timerlat's; the
-//! streaming run delivered records. No bound on any number: TCG's compare
+//! streaming run delivered records; full rings were drained. No bound on any number: TCG's compare
 //! tools, they are not RT performance.
 
 use std::{fs, path::Path, process::ExitCode};
@@ -118,8 +118,12 @@ pub fn complete(b: &Value) -> Result<String, String> {
     if delivered == 0 {
         return Err("streaming: no records delivered".into());
     }
+    let drained = b["drain"]["records"].as_u64().unwrap_or(0);
+    if drained == 0 || !b["drain"]["ratio_zero"].is_number() {
+        return Err("drain: no records drained, or no ratio to /dev/zero".into());
+    }
     Ok(format!(
-        "{} agreement rows, {} tools' overhead, {delivered} records streamed",
+        "{} agreement rows, {} tools' overhead, {delivered} records streamed, {drained} drained",
         rows.len(),
         tools.len()
     ))
@@ -158,6 +162,7 @@ mod tests {
              RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
              RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 85\ntimerlat 60\nRTRS-FILE-END\n\
              RTRS-FILE stream.json\n{run}\nRTRS-FILE-END\n\
+             RTRS-FILE drain.txt\nrecords 1000 bytes 64000 read_size 1048576 fill_s 1.000 drain_s 0.002000 zero_s 0.001000\nRTRS-FILE-END\n\
              RTRS-BENCH-END\n"
         );
         let dir = std::env::temp_dir().join(format!("rtlat-bench-check-{}", std::process::id()));
@@ -194,7 +199,7 @@ mod tests {
     fn incomplete_reports_are_refused() {
         let b = bench_json();
         type Break = fn(&mut Value);
-        let broken: [(&str, Break); 7] = [
+        let broken: [(&str, Break); 9] = [
             ("agreement rows", |b| {
                 b["agreement"].as_array_mut().unwrap().pop();
             }),
@@ -215,6 +220,10 @@ mod tests {
             }),
             ("no records delivered", |b| {
                 b["streaming"]["delivered"] = 0.into()
+            }),
+            ("no records drained", |b| b["drain"] = Value::Null),
+            ("no ratio to /dev/zero", |b| {
+                b["drain"]["ratio_zero"] = Value::Null
             }),
         ];
         for (why, f) in broken {

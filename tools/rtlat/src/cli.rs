@@ -84,6 +84,24 @@ pub enum Cmd {
         #[arg(long, default_value_t = 5.0)]
         seconds: f64,
     },
+    /// The benchmark's drain rate: fills rings holding about RECORDS on every online CPU
+    /// (irq-only, the smallest period), stops, and times read() of them all and of as many
+    /// bytes from /dev/zero, READ_SIZE bytes a read.
+    #[command(hide = true)]
+    BenchDrain {
+        /// Device node.
+        #[arg(long, default_value = "/dev/rtlat")]
+        device: PathBuf,
+        /// Records in all (each CPU's ring a power of two).
+        #[arg(long, default_value_t = 1 << 20)]
+        records: u64,
+        /// Bytes per read().
+        #[arg(long, default_value_t = 1 << 20)]
+        read_size: usize,
+        /// Give up filling after this long (e.g. 5m) and drain what is there.
+        #[arg(long, default_value = "10m", value_parser = parse_duration)]
+        fill_timeout: Duration,
+    },
     /// rtla timerlat's command line and output: rtlat timerlat [top|hist] [OPTIONS].
     #[command(disable_help_flag = true)]
     Timerlat {

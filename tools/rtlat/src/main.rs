@@ -67,6 +67,15 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             })
         }
+        Cmd::BenchDrain {
+            device,
+            records,
+            read_size,
+            fill_timeout,
+        } => bench::drain(device, *records, *read_size, *fill_timeout).map(|d| {
+            println!("{}", d.line());
+            ExitCode::SUCCESS
+        }),
         Cmd::BenchReport {
             log,
             out,

@@ -100,6 +100,7 @@ pub struct Inputs {
     /// Per tool: activations per second per CPU while the job ran, per round.
     pub rates: BTreeMap<String, Vec<f64>>,
     pub streaming: Option<Streaming>,
+    pub drain: Option<super::drain::Drained>,
 }
 
 /// cyclictest `-h` output: histogram rows (µs) summed over threads, plus
@@ -144,6 +145,7 @@ impl Inputs {
             throughput,
             rates,
             streaming,
+            drain,
         } = &mut inputs;
         for Section { name, body } in files {
             let mut parts = name.splitn(4, '-');
@@ -272,6 +274,11 @@ impl Inputs {
                     dropped: r.totals.dropped,
                     records_per_s: r.totals.delivered as f64 / secs,
                 });
+            } else if name == "drain.txt" {
+                *drain = Some(
+                    super::drain::Drained::parse(body.lines().next().unwrap_or(""))
+                        .map_err(|e| format!("{name}: {e}"))?,
+                );
             }
         }
         Ok(inputs)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! bench.md: the benchmark's tables, agreement, overhead and streaming.
+//! bench.md: the benchmark's tables, agreement, overhead, streaming and the
+//! drain rate.
 
 use std::fmt::Write;
 
@@ -88,6 +89,21 @@ pub fn markdown(bench: &Bench, begin: &str) -> String {
             md,
             "\nStreaming at {} µs on {} CPUs for {:.1} s: {:.0} records/s delivered by read(), {} produced, {} dropped.",
             s.period_us, s.cpus, s.seconds, s.records_per_s, s.produced, s.dropped
+        );
+    }
+    if let Some(d) = &bench.drain {
+        let _ = writeln!(
+            md,
+            "\nDraining full rings: {} records ({:.1} MiB; filled in {:.1} s) read() in {:.3} s with {} KiB reads: {:.0} records/s, {:.0} MiB/s; /dev/zero with the same reads: {:.0} MiB/s; **ratio {:.2}**.",
+            d.records,
+            d.bytes as f64 / 1048576.0,
+            d.fill_s,
+            d.drain_s,
+            d.read_size / 1024,
+            d.records_per_s,
+            d.drain_bytes_per_s / 1048576.0,
+            d.zero_bytes_per_s / 1048576.0,
+            d.ratio_zero
         );
     }
     md

@@ -85,6 +85,41 @@ pub struct Streaming {
     pub records_per_s: f64,
 }
 
+/// `read()` draining full rings against `/dev/zero` with the same reads
+/// (`rtlat bench-drain`).
+#[derive(Serialize)]
+pub struct Drain {
+    pub records: u64,
+    pub bytes: u64,
+    pub read_size: usize,
+    /// How long the rings took to fill (not a cost: the producer's rate).
+    pub fill_s: f64,
+    pub drain_s: f64,
+    pub records_per_s: f64,
+    pub drain_bytes_per_s: f64,
+    pub zero_bytes_per_s: f64,
+    /// `drain_bytes_per_s / zero_bytes_per_s`: the figure.
+    pub ratio_zero: f64,
+}
+
+impl From<super::drain::Drained> for Drain {
+    fn from(d: super::drain::Drained) -> Self {
+        let bps = d.bytes as f64 / d.drain_s;
+        let zbps = d.bytes as f64 / d.zero_s;
+        Self {
+            records: d.records,
+            bytes: d.bytes,
+            read_size: d.read_size,
+            fill_s: d.fill_s,
+            drain_s: d.drain_s,
+            records_per_s: d.records as f64 / d.drain_s,
+            drain_bytes_per_s: bps,
+            zero_bytes_per_s: zbps,
+            ratio_zero: bps / zbps,
+        }
+    }
+}
+
 /// The whole benchmark.
 #[derive(Serialize)]
 pub struct Bench {
@@ -96,6 +131,7 @@ pub struct Bench {
     pub agreement: Vec<Agreement>,
     pub overhead: Option<Overhead>,
     pub streaming: Option<Streaming>,
+    pub drain: Option<Drain>,
     pub note: String,
 }
 
@@ -251,6 +287,7 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         agreement: agreement(&inputs.dists),
         overhead: overhead(&inputs.throughput, &inputs.rates),
         streaming: inputs.streaming,
+        drain: inputs.drain.map(Drain::from),
         note: "QEMU TCG guest: the numbers compare tools measured side by side in one boot; they are not absolute RT performance.".into(),
     };
     let md = markdown::markdown(&bench, &begin);
