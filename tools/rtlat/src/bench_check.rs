@@ -91,27 +91,31 @@ pub fn complete(b: &Value) -> Result<String, String> {
         }
     }
 
-    let tools = b["overhead"]["tools"]
-        .as_array()
-        .ok_or("no overhead rounds")?;
-    let mut names: Vec<String> = tools.iter().map(|c| str_of(&c["tool"])).collect();
-    names.sort();
-    let mut want: Vec<String> = TOOLS.iter().map(|t| t.to_string()).collect();
-    want.sort();
-    if names != want {
-        return Err(format!("overhead tools {names:?}, not {want:?}"));
-    }
-    for c in tools.iter().filter(|c| c["tool"] != "none") {
-        let tool = str_of(&c["tool"]);
-        if c["activations_per_s_per_cpu"].as_f64().unwrap_or(0.0) <= 0.0 {
-            return Err(format!("overhead {tool}: no activations"));
+    let mut ntools = 0;
+    for set in ["overhead", "overhead_sustained"] {
+        let tools = b[set]["tools"]
+            .as_array()
+            .ok_or(format!("no {set} rounds"))?;
+        let mut names: Vec<String> = tools.iter().map(|c| str_of(&c["tool"])).collect();
+        names.sort();
+        let mut want: Vec<String> = TOOLS.iter().map(|t| t.to_string()).collect();
+        want.sort();
+        if names != want {
+            return Err(format!("{set} tools {names:?}, not {want:?}"));
         }
-        if !c["cost_per_activation_us"].is_number() {
-            return Err(format!("overhead {tool}: no cost per activation"));
+        for c in tools.iter().filter(|c| c["tool"] != "none") {
+            let tool = str_of(&c["tool"]);
+            if c["activations_per_s_per_cpu"].as_f64().unwrap_or(0.0) <= 0.0 {
+                return Err(format!("{set} {tool}: no activations"));
+            }
+            if !c["cost_per_activation_us"].is_number() {
+                return Err(format!("{set} {tool}: no cost per activation"));
+            }
+            if tool.starts_with("rtlat-") && !c["cost_ratio_timerlat"].is_number() {
+                return Err(format!("{set} {tool}: no cost relative to timerlat's"));
+            }
         }
-        if tool.starts_with("rtlat-") && !c["cost_ratio_timerlat"].is_number() {
-            return Err(format!("overhead {tool}: no cost relative to timerlat's"));
-        }
+        ntools = tools.len();
     }
 
     let delivered = b["streaming"]["delivered"].as_u64().unwrap_or(0);
@@ -123,9 +127,8 @@ pub fn complete(b: &Value) -> Result<String, String> {
         return Err("drain: no records drained, or no ratio to /dev/zero".into());
     }
     Ok(format!(
-        "{} agreement rows, {} tools' overhead, {delivered} records streamed, {drained} drained",
-        rows.len(),
-        tools.len()
+        "{} agreement rows, {ntools} tools' overhead at two rates, {delivered} records streamed, {drained} drained",
+        rows.len()
     ))
 }
 
@@ -154,14 +157,18 @@ mod tests {
                  RTRS-FILE agree-{load}-1-cyclictest.txt\n000007 000010\n# Max Latencies: 00009\nRTRS-FILE-END\n"
             );
         }
+        for set in ["overhead", "sustained"] {
+            log += &format!(
+                "RTRS-FILE {set}-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
+                 RTRS-FILE {set}-1-rtlat.json\n{run}\nRTRS-FILE-END\n\
+                 RTRS-FILE {set}-1-rtlat-irq.json\n{run}\nRTRS-FILE-END\n\
+                 RTRS-FILE {set}-1-rtlat-monitor.jsonl\n{{\"final\":true,\"elapsed_s\":2.0,\"cpus\":[{{\"totals\":{{\"produced\":1900}}}}]}}\nRTRS-FILE-END\n\
+                 RTRS-FILE {set}-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
+                 RTRS-FILE {set}.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 85\ntimerlat 60\nRTRS-FILE-END\n"
+            );
+        }
         log += &format!(
-            "RTRS-FILE overhead-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
-             RTRS-FILE overhead-1-rtlat.json\n{run}\nRTRS-FILE-END\n\
-             RTRS-FILE overhead-1-rtlat-irq.json\n{run}\nRTRS-FILE-END\n\
-             RTRS-FILE overhead-1-rtlat-monitor.jsonl\n{{\"final\":true,\"elapsed_s\":2.0,\"cpus\":[{{\"totals\":{{\"produced\":1900}}}}]}}\nRTRS-FILE-END\n\
-             RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
-             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 85\ntimerlat 60\nRTRS-FILE-END\n\
-             RTRS-FILE stream.json\n{run}\nRTRS-FILE-END\n\
+            "RTRS-FILE stream.json\n{run}\nRTRS-FILE-END\n\
              RTRS-FILE drain.txt\nrecords 1000 bytes 64000 read_size 1048576 fill_s 1.000 drain_s 0.002000 zero_s 0.001000\nRTRS-FILE-END\n\
              RTRS-BENCH-END\n"
         );
@@ -199,7 +206,7 @@ mod tests {
     fn incomplete_reports_are_refused() {
         let b = bench_json();
         type Break = fn(&mut Value);
-        let broken: [(&str, Break); 9] = [
+        let broken: [(&str, Break); 10] = [
             ("agreement rows", |b| {
                 b["agreement"].as_array_mut().unwrap().pop();
             }),
@@ -207,6 +214,9 @@ mod tests {
                 b["agreement"][2]["peer_summary"]["count"] = 0.into()
             }),
             ("no overhead rounds", |b| b["overhead"] = Value::Null),
+            ("no overhead_sustained rounds", |b| {
+                b["overhead_sustained"] = Value::Null
+            }),
             ("overhead tools", |b| {
                 b["overhead"]["tools"].as_array_mut().unwrap().pop();
             }),

@@ -14,6 +14,10 @@ use crate::{
     report::Report,
 };
 
+/// Before a tool's name in [`Inputs`]' throughput and rates: the overhead
+/// rounds at the rate every tool keeps up (the sustained-… files).
+pub const SUSTAINED: &str = "sustained:";
+
 /// What the overhead rounds take from `rtlat monitor`'s last snapshot line.
 #[derive(Deserialize)]
 struct MonitorEnd {
@@ -192,10 +196,16 @@ impl Inputs {
                             .or_insert_with(Dist::new),
                     );
                 }
-            } else if let Some(rest) = name.strip_prefix("overhead-") {
+            } else if let Some((set, rest)) = name
+                .strip_prefix("overhead-")
+                .map(|r| ("", r))
+                .or_else(|| name.strip_prefix("sustained-").map(|r| (SUSTAINED, r)))
+            {
                 // overhead-<round>-<tool>.json (rtlat's report of the round),
                 // overhead-<round>-rtlat-monitor.jsonl (the monitor's final
-                // snapshot) or overhead-<round>-timerlat.txt (its trace events).
+                // snapshot) or overhead-<round>-timerlat.txt (its trace events);
+                // sustained-… the same at the rate every tool keeps up, kept
+                // under the tool's name with SUSTAINED before it.
                 let tool = rest.split_once('-').map_or("", |(_, t)| t);
                 if let Some(tool) = tool.strip_suffix(".jsonl") {
                     let last = body
@@ -215,7 +225,7 @@ impl Inputs {
                     }
                     let produced: u64 = s.cpus.iter().map(|c| c.totals.produced).sum();
                     rates
-                        .entry(tool.to_string())
+                        .entry(format!("{set}{tool}"))
                         .or_default()
                         .push(produced as f64 / s.elapsed_s / s.cpus.len() as f64);
                 } else if let Some(tool) = tool.strip_suffix(".json") {
@@ -224,7 +234,7 @@ impl Inputs {
                     let secs = (r.end_time - r.start_time).max(0.001);
                     let n = r.cpus.len().max(1) as f64;
                     rates
-                        .entry(tool.to_string())
+                        .entry(format!("{set}{tool}"))
                         .or_default()
                         .push(r.totals.produced as f64 / secs / n);
                 } else if tool == "floor.txt" {
@@ -236,7 +246,7 @@ impl Inputs {
                         {
                             if ns > 0.0 && c > 0.0 {
                                 rates
-                                    .entry("floor".into())
+                                    .entry(format!("{set}floor"))
                                     .or_default()
                                     .push(n / (ns / 1e9) / c);
                             }
@@ -249,16 +259,21 @@ impl Inputs {
                             .and_then(|v| v.trim().parse::<f64>().ok())
                     }) {
                         rates
-                            .entry("timerlat".into())
+                            .entry(format!("{set}timerlat"))
                             .or_default()
                             .push(ev / 2.0 / seconds / ncpu);
                     }
                 }
-            } else if name == "overhead.txt" {
+            } else if name == "overhead.txt" || name == "sustained.txt" {
+                let set = if name == "sustained.txt" {
+                    SUSTAINED
+                } else {
+                    ""
+                };
                 for line in body.lines() {
                     if let Some((k, v)) = line.split_once(' ') {
                         if let Ok(v) = v.trim().parse::<f64>() {
-                            throughput.entry(k.to_string()).or_default().push(v);
+                            throughput.entry(format!("{set}{k}")).or_default().push(v);
                         }
                     }
                 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::bench::report::Bench;
+use crate::bench::report::{Bench, Overhead};
 
 /// The tables of `bench`, under a line with its settings (`begin`, as the
 /// log gives them).
@@ -44,44 +44,12 @@ pub fn markdown(bench: &Bench, begin: &str) -> String {
             );
         }
     }
-    if let Some(o) = &bench.overhead {
-        let _ = writeln!(
-            md,
-            "\n| overhead at 10 kHz (CPU-bound job on every CPU, {} rounds) | job throughput | loss | activations/s per CPU | job time per activation | above the floor | loss / timerlat's | per activation / timerlat's | above the floor / timerlat's |",
-            o.rounds
-        );
-        let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for c in &o.tools {
-            let name = match c.tool.as_str() {
-                "none" => "no measurement",
-                "floor" => "floor: a do-nothing hard-IRQ timer",
-                "rtlat" => "rtlat (irq, thread; streaming)",
-                "rtlat-irq" => "rtlat --stages irq (streaming)",
-                "rtlat-monitor" => "rtlat monitor (irq; histograms only)",
-                t => t,
-            };
-            let _ = writeln!(
-                md,
-                "| {name} | {:.0}/s | {} | {} | {} | {} | {} | {} | {} |",
-                c.throughput,
-                if c.tool == "none" {
-                    String::new()
-                } else {
-                    format!("{:.1} %", c.loss_pct)
-                },
-                c.activations_per_s_per_cpu
-                    .map_or(String::new(), |r| format!("{r:.0}")),
-                c.cost_per_activation_us
-                    .map_or(String::new(), |v| format!("{v:.1} µs")),
-                c.above_floor_us
-                    .map_or(String::new(), |v| format!("{v:.1} µs")),
-                c.loss_ratio_timerlat
-                    .map_or(String::new(), |r| format!("{r:.2}")),
-                c.cost_ratio_timerlat
-                    .map_or(String::new(), |r| format!("{r:.2}")),
-                c.above_floor_ratio_timerlat
-                    .map_or(String::new(), |r| format!("{r:.2}")),
-            );
+    for (o, what) in [
+        (&bench.overhead, "more than TCG keeps up"),
+        (&bench.overhead_sustained, "a rate every tool keeps up"),
+    ] {
+        if let Some(o) = o {
+            overhead_table(&mut md, o, what);
         }
     }
     if let Some(s) = &bench.streaming {
@@ -107,4 +75,47 @@ pub fn markdown(bench: &Bench, begin: &str) -> String {
         );
     }
     md
+}
+
+/// One overhead table: the tools' costs at the period `o` asked, `what`
+/// that rate is.
+fn overhead_table(md: &mut String, o: &Overhead, what: &str) {
+    let _ = writeln!(
+        md,
+        "\n| overhead at {:.0} Hz ({what}; CPU-bound job on every CPU, {} rounds) | job throughput | loss | activations/s per CPU | of the asked rate | job time per activation | above the floor | loss / timerlat's | per activation / timerlat's | above the floor / timerlat's |",
+        1e6 / o.period_us,
+        o.rounds
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for c in &o.tools {
+        let name = match c.tool.as_str() {
+            "none" => "no measurement",
+            "floor" => "floor: a do-nothing hard-IRQ timer",
+            "rtlat" => "rtlat (irq, thread; streaming)",
+            "rtlat-irq" => "rtlat --stages irq (streaming)",
+            "rtlat-monitor" => "rtlat monitor (irq; histograms only)",
+            t => t,
+        };
+        let f1 = |v: Option<f64>, unit: &str| v.map_or(String::new(), |v| format!("{v:.1}{unit}"));
+        let f2 = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            md,
+            "| {name} | {:.0}/s | {} | {} | {} | {} | {} | {} | {} | {} |",
+            c.throughput,
+            if c.tool == "none" {
+                String::new()
+            } else {
+                format!("{:.1} %", c.loss_pct)
+            },
+            c.activations_per_s_per_cpu
+                .map_or(String::new(), |r| format!("{r:.0}")),
+            c.rate_of_asked
+                .map_or(String::new(), |r| format!("{:.0} %", r * 100.0)),
+            f1(c.cost_per_activation_us, " µs"),
+            f1(c.above_floor_us, " µs"),
+            f2(c.loss_ratio_timerlat),
+            f2(c.cost_ratio_timerlat),
+            f2(c.above_floor_ratio_timerlat),
+        );
+    }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::{
     bench::{
         dist::{Dist, Summary},
-        log::{DistKey, Inputs, Log},
+        log::{DistKey, Inputs, Log, SUSTAINED},
         markdown,
     },
     plot,
@@ -42,6 +42,8 @@ pub struct Cost {
     pub loss_pct: f64,
     /// Activations per second and CPU the tool achieved while the job ran.
     pub activations_per_s_per_cpu: Option<f64>,
+    /// That rate against the rate asked (1 when the tool kept up).
+    pub rate_of_asked: Option<f64>,
     /// Job CPU time lost per activation, µs: the loss normalised by the
     /// rate the tool kept up (in TCG no tool keeps 10 kHz under the job).
     pub cost_per_activation_us: Option<f64>,
@@ -56,12 +58,18 @@ pub struct Cost {
     pub above_floor_ratio_timerlat: Option<f64>,
 }
 
-/// Throughput loss of a CPU-bound job with each tool sampling at 10 kHz.
+/// Throughput loss of a CPU-bound job with each tool sampling at the same
+/// rate asked.
 #[derive(Serialize)]
 pub struct Overhead {
+    /// The period asked of every tool, µs.
+    pub period_us: f64,
     pub rounds: usize,
     pub tools: Vec<Cost>,
 }
+
+/// The period of the overhead rounds, µs (10 kHz: more than TCG keeps up).
+const OVERHEAD_PERIOD_US: f64 = 100.0;
 
 /// The overhead rounds' tools, in the order they run.
 const OVERHEAD_TOOLS: [&str; 6] = [
@@ -130,6 +138,8 @@ pub struct Bench {
     pub settings: BTreeMap<String, String>,
     pub agreement: Vec<Agreement>,
     pub overhead: Option<Overhead>,
+    /// The same at a rate every tool keeps up (`sustained_period_us`).
+    pub overhead_sustained: Option<Overhead>,
     pub streaming: Option<Streaming>,
     pub drain: Option<Drain>,
     pub note: String,
@@ -194,15 +204,20 @@ fn agreement(d: &BTreeMap<DistKey, Dist>) -> Vec<Agreement> {
 
 /// What each tool cost the job, against the rounds without measurement
 /// (none without them).
+/// The rounds of the set whose names begin with `set` ("" or
+/// [`SUSTAINED`]), at `period_us`.
 fn overhead(
     throughput: &BTreeMap<String, Vec<f64>>,
     rates: &BTreeMap<String, Vec<f64>>,
+    set: &str,
+    period_us: f64,
 ) -> Option<Overhead> {
     let mean = |m: &BTreeMap<String, Vec<f64>>, k: &str| {
-        m.get(k)
+        m.get(&format!("{set}{k}"))
             .filter(|v| !v.is_empty())
             .map(|v| v.iter().sum::<f64>() / v.len() as f64)
     };
+    let asked = 1e6 / period_us;
     mean(throughput, "none").map(|none| {
         let mut tools: Vec<Cost> = OVERHEAD_TOOLS
             .iter()
@@ -215,6 +230,7 @@ fn overhead(
                     throughput: thr,
                     loss_pct: loss * 100.0,
                     activations_per_s_per_cpu: rate,
+                    rate_of_asked: rate.map(|r| r / asked),
                     cost_per_activation_us: rate.filter(|&r| r > 0.0).map(|r| loss / r * 1e6),
                     above_floor_us: None,
                     loss_ratio_timerlat: None,
@@ -247,7 +263,8 @@ fn overhead(
             }
         }
         Overhead {
-            rounds: throughput["none"].len(),
+            period_us,
+            rounds: throughput[&format!("{set}none")].len(),
             tools,
         }
     })
@@ -277,6 +294,10 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         .and_then(|v| v.parse().ok())
         .unwrap_or(1.0);
     let inputs = Inputs::read(&files, seconds, ncpu)?;
+    let sustained_period_us: f64 = settings
+        .get("sustained_period_us")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000.0);
 
     let bench = Bench {
         schema: crate::bench_check::SCHEMA.into(),
@@ -285,7 +306,13 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         accelerator: "tcg".into(),
         settings,
         agreement: agreement(&inputs.dists),
-        overhead: overhead(&inputs.throughput, &inputs.rates),
+        overhead: overhead(&inputs.throughput, &inputs.rates, "", OVERHEAD_PERIOD_US),
+        overhead_sustained: overhead(
+            &inputs.throughput,
+            &inputs.rates,
+            SUSTAINED,
+            sustained_period_us,
+        ),
         streaming: inputs.streaming,
         drain: inputs.drain.map(Drain::from),
         note: "QEMU TCG guest: the numbers compare tools measured side by side in one boot; they are not absolute RT performance.".into(),
@@ -327,13 +354,15 @@ mod tests {
         let rep = serde_json::to_string(&crate::report::tests::sample()).unwrap();
         let snap = r#"{"seq":2,"final":true,"elapsed_s":2.5,"cpus":[{"totals":{"produced":1500}},{"totals":{"produced":2500}}]}"#;
         let log = format!(
-            "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
+            "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 sustained_period_us=2000 cpus=1\n\
              RTRS-FILE overhead-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat.json\n{rep}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat-irq.json\n{rep}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat-monitor.jsonl\n{{\"seq\":1}}\n{snap}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
              RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 88\ntimerlat 60\nRTRS-FILE-END\n\
+             RTRS-FILE sustained-1-floor.txt\nactivations 1990 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
+             RTRS-FILE sustained.txt\nnone 100\nfloor 99\nRTRS-FILE-END\n\
              RTRS-BENCH-END\n"
         );
         let dir = std::env::temp_dir().join(format!("rtlat-bench-test-{}", std::process::id()));
@@ -353,6 +382,26 @@ mod tests {
         // Floor: 10 % lost over 1000 activations/s: 100 µs each.
         assert!(near(get("floor", "activations_per_s_per_cpu"), 1000.0));
         assert!(near(get("floor", "cost_per_activation_us"), 100.0));
+        // Asked 10 kHz, kept 1 kHz.
+        assert!(near(get("floor", "rate_of_asked"), 0.1));
+        // The sustained rounds, apart: 1 % lost over 995/s of the 500/s asked.
+        let sus = &b["overhead_sustained"];
+        assert_eq!(sus["period_us"], 2000.0);
+        let floor = sus["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["tool"] == "floor")
+            .unwrap();
+        assert!(near(
+            floor["rate_of_asked"].as_f64().unwrap(),
+            995.0 / 500.0
+        ));
+        assert!(near(
+            floor["cost_per_activation_us"].as_f64().unwrap(),
+            0.01 / 995.0 * 1e6
+        ));
+        assert_eq!(b["overhead"]["period_us"], 100.0);
         // rtlat: 30 % over 901/s; timerlat: 40 % over 1802 / 2 / 2 s.
         assert!(near(get("rtlat", "loss_pct"), 30.0));
         assert!(near(get("timerlat", "activations_per_s_per_cpu"), 450.5));
