@@ -264,9 +264,14 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
     }
 }
 
+/// Records taken from a ring and copied to user space at once by [`fill`]:
+/// one copy per batch instead of one per record (1 KiB on the stack).
+const READ_BATCH: usize = 16;
+
 /// Moves whole records from the rings to `iov`, round robin over the
-/// channels; the byte count. A record whose copy faults stays in its ring
-/// (neither delivered nor dropped): `EFAULT` if it was the first.
+/// channels, up to [`READ_BATCH`] of a ring at a time; the byte count. A
+/// batch whose copy faults leaves the records that did not arrive whole in
+/// their ring (neither delivered nor dropped): `EFAULT` if nothing arrived.
 ///
 /// The caller holds `out.read_lock`.
 fn fill<S: Source>(
@@ -277,37 +282,46 @@ fn fill<S: Source>(
     iov: &mut IovIterDest<'_>,
 ) -> Result<usize> {
     let mut n = 0;
-    let mut buf = [0u8; uapi::RECORD_SIZE];
+    let mut buf = [[0u8; uapi::RECORD_SIZE]; READ_BATCH];
     while iov.len() >= uapi::RECORD_SIZE {
         let mut any = false;
         for chan in out.chans.iter() {
-            if iov.len() < uapi::RECORD_SIZE {
+            let room = (iov.len() / uapi::RECORD_SIZE).min(READ_BATCH);
+            if room == 0 {
                 break;
             }
-            let mut faulted = false;
+            // The first record after a wake-up is stamped (the reader's
+            // wake-up, on its way to user space).
+            let mut first = None;
             // SAFETY: `read_lock`, held by the caller, makes this the only
             // consumer.
-            let taken = unsafe {
-                chan.ring.pop_if(|mut rec| {
-                    let stamped = *woken && session.stamp_woken(chan, &mut rec);
-                    rec.encode(&mut buf);
-                    faulted = iov.copy_to_iter(&buf) != buf.len();
-                    if !faulted && *woken {
-                        *woken = false;
-                        if stamped {
-                            session.woken_delivered(ctx, chan, &rec);
-                        }
+            let k = unsafe {
+                chan.ring.peek_each(room, |i, mut rec| {
+                    if i == 0 {
+                        let stamped = *woken && session.stamp_woken(chan, &mut rec);
+                        first = Some((rec, stamped));
                     }
-                    !faulted
+                    rec.encode(&mut buf[i]);
                 })
             };
-            if faulted {
+            if k == 0 {
+                continue;
+            }
+            let copied = iov.copy_to_iter(buf[..k].as_flattened());
+            let arrived = copied / uapi::RECORD_SIZE;
+            // SAFETY: As above; `arrived <= k`, the records just shown.
+            unsafe { chan.ring.consume(arrived) };
+            if arrived > 0 && *woken {
+                *woken = false;
+                if let Some((rec, true)) = first {
+                    session.woken_delivered(ctx, chan, &rec);
+                }
+            }
+            n += arrived * uapi::RECORD_SIZE;
+            if arrived < k {
                 return if n > 0 { Ok(n) } else { Err(EFAULT) };
             }
-            if taken.is_some() {
-                n += buf.len();
-                any = true;
-            }
+            any = true;
         }
         if !any {
             break;

@@ -202,6 +202,48 @@ impl<T: Copy, S: Deref<Target = [Slot<T>]>> Ring<T, S> {
         Some(rec)
     }
 
+    /// Shows the oldest records, up to `max`, to `each` (their index from 0
+    /// and a copy) without taking them; how many it showed. They stay in
+    /// the ring until [`Self::consume`] takes them: a consumer that copies a
+    /// batch to user space takes only what arrived.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::pop`] (single consumer).
+    #[inline]
+    pub unsafe fn peek_each(&self, max: usize, mut each: impl FnMut(usize, T)) -> usize {
+        let tail = self.tail.load(Ordering::Relaxed);
+        let head = self.head.load(Ordering::Acquire);
+        let n = head.wrapping_sub(tail).min(max);
+        for i in 0..n {
+            let slot = &self.slots[tail.wrapping_add(i) & self.mask];
+            // SAFETY: `tail + i` is in `tail..head`, so by the type invariant
+            // the slot holds an initialised record the producer does not
+            // touch until `tail` moves past it; the caller guarantees we are
+            // the only consumer. `T` is `Copy`: the slot stays initialised.
+            each(i, unsafe { (*slot.0.get()).assume_init_read() });
+        }
+        n
+    }
+
+    /// Takes the `n` oldest records (those [`Self::peek_each`] showed, or
+    /// fewer), counted as delivered; at most what the ring holds.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::pop`] (single consumer).
+    #[inline]
+    pub unsafe fn consume(&self, n: usize) {
+        let tail = self.tail.load(Ordering::Relaxed);
+        let head = self.head.load(Ordering::Acquire);
+        let n = n.min(head.wrapping_sub(tail));
+        if n == 0 {
+            return;
+        }
+        self.tail.store(tail.wrapping_add(n), Ordering::Release);
+        self.delivered.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
     /// Produced, delivered and dropped counts.
     ///
     /// Each counter is exact; read while the ring runs, they may come from
@@ -290,6 +332,80 @@ mod tests {
         }
         let c = r.counters();
         assert_eq!((c.produced, c.delivered, c.dropped), (2, 2, 0));
+    }
+
+    #[test]
+    fn a_batch_is_shown_and_only_what_arrived_is_taken() {
+        let r = Ring::new(storage(8)).unwrap();
+        let mut seen = Vec::new();
+        // SAFETY: This thread is the only producer and consumer.
+        unsafe {
+            assert_eq!(r.peek_each(4, |_, v| seen.push(v)), 0);
+            // Wrap around: 6 in, 6 out, then 7 more.
+            for i in 0..6 {
+                r.push(i);
+            }
+            r.consume(6);
+            for i in 10..17 {
+                r.push(i);
+            }
+            assert_eq!(r.peek_each(5, |i, v| seen.push(i as u64 * 100 + v)), 5);
+            assert_eq!(seen, [10, 111, 212, 313, 414]);
+            assert_eq!(r.len(), 7);
+            // A copy that stopped after 3: those are taken, the rest stay.
+            r.consume(3);
+            assert_eq!(r.len(), 4);
+            seen.clear();
+            assert_eq!(r.peek_each(usize::MAX, |_, v| seen.push(v)), 4);
+            assert_eq!(seen, [13, 14, 15, 16]);
+            // Never more than the ring holds.
+            r.consume(100);
+            assert!(r.is_empty());
+        }
+        let c = r.counters();
+        assert_eq!((c.produced, c.delivered, c.dropped), (13, 13, 0));
+    }
+
+    #[test]
+    fn concurrent_batches_lose_nothing_unaccounted() {
+        const N: u64 = 200_000;
+        let r = Arc::new(Ring::new(storage(64)).unwrap());
+        let p = r.clone();
+        let producer = thread::spawn(move || {
+            let mut accepted = Vec::new();
+            for i in 0..N {
+                // SAFETY: This thread is the only producer.
+                if unsafe { p.push(i) } {
+                    accepted.push(i);
+                }
+            }
+            accepted
+        });
+        let mut got = Vec::new();
+        let mut turn = 0usize;
+        loop {
+            let mut batch = Vec::new();
+            // SAFETY: This thread is the only consumer.
+            let n = unsafe { r.peek_each(16, |_, v| batch.push(v)) };
+            // Take all, part or none of it, as a copy that faults would.
+            turn += 1;
+            let take = [n, n / 2, 0][turn % 3];
+            // SAFETY: As above.
+            unsafe { r.consume(take) };
+            got.extend_from_slice(&batch[..take]);
+            if n == 0 {
+                if producer.is_finished() && r.is_empty() {
+                    break;
+                }
+                thread::yield_now();
+            }
+        }
+        let accepted = producer.join().unwrap();
+        assert_eq!(got, accepted);
+        let c = r.counters();
+        assert_eq!(c.produced, N);
+        assert_eq!(c.delivered, got.len() as u64);
+        assert_eq!(c.produced, c.delivered + c.dropped);
     }
 
     #[test]
