@@ -108,6 +108,7 @@ struct Floor {
     ticks: KVec<Arc<Tick>>,
     threads: KVec<RtThread<Tick>>,
     started: i64,
+    period_us: u32,
 }
 
 impl kernel::Module for Floor {
@@ -123,6 +124,7 @@ impl kernel::Module for Floor {
             ticks: KVec::new(),
             threads: KVec::new(),
             started: ktime_ns(),
+            period_us: us,
         };
         for cpu in 0..kernel::cpu::nr_cpu_ids() {
             if !cpu_online(cpu) {
@@ -150,10 +152,11 @@ impl Drop for Floor {
         self.threads.clear();
         let fired: u64 = self.ticks.iter().map(|t| t.fired.load(Relaxed)).sum();
         pr_info!(
-            "activations {} ns {} cpus {}\n",
+            "activations {} ns {} cpus {} period_ns {}\n",
             fired,
             ktime_ns() - self.started,
-            self.ticks.len()
+            self.ticks.len(),
+            u64::from(self.period_us) * 1000
         );
     }
 }

@@ -157,19 +157,18 @@ mod tests {
                  RTRS-FILE agree-{load}-1-cyclictest.txt\n000007 000010\n# Max Latencies: 00009\nRTRS-FILE-END\n"
             );
         }
-        for set in ["overhead", "sustained"] {
+        for (set, p) in [("overhead", 100_000), ("sustained", 1_000_000)] {
+            let act = format!("activations 1900 ns 2000000000 cpus 1 period_ns {p}");
+            for tool in ["floor", "rtlat", "rtlat-irq", "rtlat-monitor", "timerlat"] {
+                log += &format!("RTRS-FILE {set}-1-{tool}.txt\n{act}\nRTRS-FILE-END\n");
+            }
             log += &format!(
-                "RTRS-FILE {set}-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
-                 RTRS-FILE {set}-1-rtlat.json\n{run}\nRTRS-FILE-END\n\
-                 RTRS-FILE {set}-1-rtlat-irq.json\n{run}\nRTRS-FILE-END\n\
-                 RTRS-FILE {set}-1-rtlat-monitor.jsonl\n{{\"final\":true,\"elapsed_s\":2.0,\"cpus\":[{{\"totals\":{{\"produced\":1900}}}}]}}\nRTRS-FILE-END\n\
-                 RTRS-FILE {set}-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
-                 RTRS-FILE {set}.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 85\ntimerlat 60\nRTRS-FILE-END\n"
+                "RTRS-FILE {set}.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 85\ntimerlat 60\nRTRS-FILE-END\n"
             );
         }
         log += &format!(
             "RTRS-FILE stream.json\n{run}\nRTRS-FILE-END\n\
-             RTRS-FILE drain.txt\nrecords 1000 bytes 64000 read_size 1048576 fill_s 1.000 drain_s 0.002000 zero_s 0.001000\nRTRS-FILE-END\n\
+             RTRS-FILE drain.txt\nrecords 1000 capacity 1024 bytes 64000 read_size 1048576 fill_ns 1000000000 drain_ns 2000000 zero_ns 1000000\nRTRS-FILE-END\n\
              RTRS-BENCH-END\n"
         );
         let dir = std::env::temp_dir().join(format!("rtlat-bench-check-{}", std::process::id()));

@@ -33,47 +33,88 @@ use crate::{
     sysinfo, //
 };
 
-/// What `rtlat bench-drain` measured (one line of its output).
+/// What `rtlat bench-drain` measured (one line of its output; times in ns).
 #[derive(Debug, PartialEq)]
 pub struct Drained {
+    /// Records drained, of the `capacity` the rings hold.
     pub records: u64,
+    pub capacity: u64,
     pub bytes: u64,
-    pub read_size: usize,
-    pub fill_s: f64,
-    pub drain_s: f64,
-    pub zero_s: f64,
+    pub read_size: u64,
+    pub fill_ns: u64,
+    pub drain_ns: u64,
+    pub zero_ns: u64,
 }
 
 impl Drained {
+    const KEYS: [&str; 7] = [
+        "records",
+        "capacity",
+        "bytes",
+        "read_size",
+        "fill_ns",
+        "drain_ns",
+        "zero_ns",
+    ];
+
     /// The line `rtlat bench-report` reads back ([`Drained::parse`]).
     pub fn line(&self) -> String {
-        format!(
-            "records {} bytes {} read_size {} fill_s {:.3} drain_s {:.6} zero_s {:.6}",
-            self.records, self.bytes, self.read_size, self.fill_s, self.drain_s, self.zero_s
-        )
+        let v = self.values();
+        Self::KEYS
+            .iter()
+            .zip(v)
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
-    /// Parses [`Drained::line`]'s output.
+    fn values(&self) -> [u64; 7] {
+        [
+            self.records,
+            self.capacity,
+            self.bytes,
+            self.read_size,
+            self.fill_ns,
+            self.drain_ns,
+            self.zero_ns,
+        ]
+    }
+
+    /// Parses [`Drained::line`]'s output; anything else (an error message)
+    /// is refused.
     pub fn parse(s: &str) -> Result<Self, String> {
         let f: Vec<&str> = s.split_whitespace().collect();
         let bad = || format!("not a bench-drain line: '{}'", s.trim());
-        let ["records", records, "bytes", bytes, "read_size", read_size, "fill_s", fill_s, "drain_s", drain_s, "zero_s", zero_s] =
-            f[..]
-        else {
+        if f.len() != 2 * Self::KEYS.len() {
             return Err(bad());
-        };
-        let d = Self {
-            records: records.parse().map_err(|_| bad())?,
-            bytes: bytes.parse().map_err(|_| bad())?,
-            read_size: read_size.parse().map_err(|_| bad())?,
-            fill_s: fill_s.parse().map_err(|_| bad())?,
-            drain_s: drain_s.parse().map_err(|_| bad())?,
-            zero_s: zero_s.parse().map_err(|_| bad())?,
-        };
-        if d.records == 0 || d.bytes != d.records * uapi::RECORD_SIZE as u64 {
-            return Err(format!("{}: no records, or not whole ones", bad()));
         }
-        if !(d.drain_s > 0.0 && d.zero_s > 0.0) {
+        let mut v = [0u64; 7];
+        for (i, k) in Self::KEYS.iter().enumerate() {
+            if f[2 * i] != *k {
+                return Err(bad());
+            }
+            v[i] = f[2 * i + 1].parse().map_err(|_| bad())?;
+        }
+        let [records, capacity, bytes, read_size, fill_ns, drain_ns, zero_ns] = v;
+        let d = Self {
+            records,
+            capacity,
+            bytes,
+            read_size,
+            fill_ns,
+            drain_ns,
+            zero_ns,
+        };
+        if records == 0
+            || records > capacity
+            || records.checked_mul(uapi::RECORD_SIZE as u64) != Some(bytes)
+        {
+            return Err(format!(
+                "{}: no records, more than the rings hold, or not whole ones",
+                bad()
+            ));
+        }
+        if drain_ns == 0 || zero_ns == 0 {
             return Err(format!("{}: a time of zero", bad()));
         }
         Ok(d)
@@ -123,22 +164,32 @@ pub fn drain(
     while t0.elapsed() < fill_timeout {
         thread::sleep(Duration::from_millis(100));
         let st = dev.status()?;
-        queued = st.produced - st.delivered - st.dropped;
+        // (Counters read while the rings run may come from slightly
+        // different moments.)
+        queued = st
+            .produced
+            .saturating_sub(st.delivered)
+            .saturating_sub(st.dropped);
         if queued >= capacity {
             break;
         }
     }
     dev.stop().map_err(|e| format!("stop: {e}"))?;
-    let fill_s = t0.elapsed().as_secs_f64();
+    let fill = t0.elapsed();
     let st = dev.status()?;
-    let queued_end = st.produced - st.delivered - st.dropped;
+    let queued_end = st
+        .produced
+        .saturating_sub(st.delivered)
+        .saturating_sub(st.dropped);
     if queued_end < capacity {
         eprintln!(
-            "rtlat bench-drain: the rings held {queued} of {capacity} records after {fill_s:.0} s; draining {queued_end}"
+            "rtlat bench-drain: the rings held {queued} of {capacity} records after {:.0} s; draining {queued_end}",
+            fill.as_secs_f64()
         );
     }
 
-    let mut buf = vec![0u8; read_size];
+    // Written, so that no page of it faults during the timed reads.
+    let mut buf = vec![1u8; read_size];
     let mut bytes = 0u64;
     let t = Instant::now();
     loop {
@@ -148,7 +199,7 @@ pub fn drain(
         }
         bytes += n as u64;
     }
-    let drain_s = t.elapsed().as_secs_f64();
+    let drain = t.elapsed();
     if bytes != queued_end * uapi::RECORD_SIZE as u64 {
         return Err(format!(
             "read {bytes} bytes, the rings held {queued_end} records of {} bytes",
@@ -169,14 +220,16 @@ pub fn drain(
         }
         left -= n as u64;
     }
-    let zero_s = t.elapsed().as_secs_f64();
+    let zero = t.elapsed();
+    let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1);
     Ok(Drained {
         records: queued_end,
+        capacity,
         bytes,
-        read_size,
-        fill_s,
-        drain_s,
-        zero_s,
+        read_size: read_size as u64,
+        fill_ns: ns(fill),
+        drain_ns: ns(drain),
+        zero_ns: ns(zero),
     })
 }
 
@@ -201,20 +254,25 @@ mod tests {
     fn the_line_reads_back_and_bad_lines_are_refused() {
         let d = Drained {
             records: 1000,
+            capacity: 1024,
             bytes: 64000,
             read_size: 1 << 20,
-            fill_s: 1.5,
-            drain_s: 0.002,
-            zero_s: 0.001,
+            fill_ns: 1_500_000_000,
+            drain_ns: 2_000_000,
+            zero_ns: 1_000_000,
         };
         assert_eq!(Drained::parse(&d.line()), Ok(d));
         for bad in [
             "",
-            "records 1000 bytes 64000",
-            "records 1000 bytes 64001 read_size 8 fill_s 1 drain_s 1 zero_s 1",
-            "records 0 bytes 0 read_size 8 fill_s 1 drain_s 1 zero_s 1",
-            "records 1 bytes 64 read_size 8 fill_s 1 drain_s 0 zero_s 1",
-            "records x bytes 64 read_size 8 fill_s 1 drain_s 1 zero_s 1",
+            "records 1000 capacity 1024 bytes 64000",
+            "records 1000 capacity 1024 bytes 64001 read_size 8 fill_ns 1 drain_ns 1 zero_ns 1",
+            "records 0 capacity 1024 bytes 0 read_size 8 fill_ns 1 drain_ns 1 zero_ns 1",
+            "records 2000 capacity 1024 bytes 128000 read_size 8 fill_ns 1 drain_ns 1 zero_ns 1",
+            "records 1 capacity 1 bytes 64 read_size 8 fill_ns 1 drain_ns 0 zero_ns 1",
+            "records x capacity 1 bytes 64 read_size 8 fill_ns 1 drain_ns 1 zero_ns 1",
+            "capacity 1 records 1 bytes 64 read_size 8 fill_ns 1 drain_ns 1 zero_ns 1",
+            "records 288230376151711745 capacity 288230376151711745 bytes 64 read_size 8 fill_ns 1 drain_ns 1 zero_ns 1",
+            "rtlat bench-drain: the rings held 3 of 4 records after 600 s; draining 3\nrtlat: error: read: x",
         ] {
             assert!(Drained::parse(bad).is_err(), "{bad}");
         }

@@ -7,8 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-
 use crate::{
     bench::{dist::Dist, report::Streaming},
     report::Report,
@@ -17,25 +15,6 @@ use crate::{
 /// Before a tool's name in [`Inputs`]' throughput and rates: the overhead
 /// rounds at the rate every tool keeps up (the sustained-… files).
 pub const SUSTAINED: &str = "sustained:";
-
-/// What the overhead rounds take from `rtlat monitor`'s last snapshot line.
-#[derive(Deserialize)]
-struct MonitorEnd {
-    #[serde(rename = "final")]
-    last: bool,
-    elapsed_s: f64,
-    cpus: Vec<MonitorCpu>,
-}
-
-#[derive(Deserialize)]
-struct MonitorCpu {
-    totals: MonitorTotals,
-}
-
-#[derive(Deserialize)]
-struct MonitorTotals {
-    produced: u64,
-}
 
 /// One file section: `RTRS-FILE <name>` ... `RTRS-FILE-END`.
 #[derive(Debug, PartialEq)]
@@ -107,6 +86,36 @@ pub struct Inputs {
     pub drain: Option<super::drain::Drained>,
 }
 
+/// Activations per second and CPU of an overhead file's line
+/// "activations N ns T cpus C period_ns P", whose period must be `period_ns`
+/// (the set's): a tool that ran at another rate, or a line that says what
+/// failed, is an error quoting it.
+pub fn activations(body: &str, period_ns: u64) -> Result<f64, String> {
+    let line = body.trim();
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let bad = || format!("not an activations line: '{line}'");
+    let ["activations", n, "ns", ns, "cpus", c, "period_ns", p] = f[..] else {
+        return Err(bad());
+    };
+    let (Ok(n), Ok(ns), Ok(c), Ok(p)) = (
+        n.parse::<u64>(),
+        ns.parse::<u64>(),
+        c.parse::<u64>(),
+        p.parse::<u64>(),
+    ) else {
+        return Err(bad());
+    };
+    if ns == 0 || c == 0 {
+        return Err(format!("{}: no time or no CPU", bad()));
+    }
+    if p != period_ns {
+        return Err(format!(
+            "period {p} ns, not the set's {period_ns} ns: '{line}'"
+        ));
+    }
+    Ok(n as f64 / (ns as f64 / 1e9) / c as f64)
+}
+
 /// cyclictest `-h` output: histogram rows (µs) summed over threads, plus
 /// overflows at the reported max.
 pub fn parse_cyclictest(text: &str, d: &mut Dist) {
@@ -141,8 +150,13 @@ pub fn parse_cyclictest(text: &str, d: &mut Dist) {
 }
 
 impl Inputs {
-    /// Reads the files of a log whose runs lasted `seconds` on `ncpu` CPUs.
-    pub fn read(files: &[Section], seconds: f64, ncpu: f64) -> Result<Self, String> {
+    /// Reads the files of a log whose overhead rounds asked the periods
+    /// `overhead_period_ns` and `sustained_period_ns`.
+    pub fn read(
+        files: &[Section],
+        overhead_period_ns: u64,
+        sustained_period_ns: u64,
+    ) -> Result<Self, String> {
         let mut inputs = Self::default();
         let Self {
             dists: d,
@@ -201,69 +215,22 @@ impl Inputs {
                 .map(|r| ("", r))
                 .or_else(|| name.strip_prefix("sustained-").map(|r| (SUSTAINED, r)))
             {
-                // overhead-<round>-<tool>.json (rtlat's report of the round),
-                // overhead-<round>-rtlat-monitor.jsonl (the monitor's final
-                // snapshot) or overhead-<round>-timerlat.txt (its trace events);
+                // overhead-<round>-<tool>.txt: "activations N ns T cpus C
+                // period_ns P", what the tool achieved during the job (the
+                // floor's own count, the session's, timerlat's events);
                 // sustained-… the same at the rate every tool keeps up, kept
                 // under the tool's name with SUSTAINED before it.
-                let tool = rest.split_once('-').map_or("", |(_, t)| t);
-                if let Some(tool) = tool.strip_suffix(".jsonl") {
-                    let last = body
-                        .lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                        .ok_or(format!("{name}: no snapshot line"))?;
-                    let s: MonitorEnd =
-                        serde_json::from_str(last).map_err(|e| format!("{name}: {e}"))?;
-                    if !s.last || s.cpus.is_empty() || s.elapsed_s <= 0.0 {
-                        return Err(format!(
-                            "{name}: not a final snapshot of a run that measured (final {}, {} CPUs, {} s)",
-                            s.last,
-                            s.cpus.len(),
-                            s.elapsed_s
-                        ));
-                    }
-                    let produced: u64 = s.cpus.iter().map(|c| c.totals.produced).sum();
-                    rates
-                        .entry(format!("{set}{tool}"))
-                        .or_default()
-                        .push(produced as f64 / s.elapsed_s / s.cpus.len() as f64);
-                } else if let Some(tool) = tool.strip_suffix(".json") {
-                    let r: Report =
-                        serde_json::from_str(body).map_err(|e| format!("{name}: {e}"))?;
-                    let secs = (r.end_time - r.start_time).max(0.001);
-                    let n = r.cpus.len().max(1) as f64;
-                    rates
-                        .entry(format!("{set}{tool}"))
-                        .or_default()
-                        .push(r.totals.produced as f64 / secs / n);
-                } else if tool == "floor.txt" {
-                    // "activations N ns M cpus C", printed when it is unloaded.
-                    let f: Vec<&str> = body.split_whitespace().collect();
-                    if let ["activations", n, "ns", ns, "cpus", c] = f[..] {
-                        if let (Ok(n), Ok(ns), Ok(c)) =
-                            (n.parse::<f64>(), ns.parse::<f64>(), c.parse::<f64>())
-                        {
-                            if ns > 0.0 && c > 0.0 {
-                                rates
-                                    .entry(format!("{set}floor"))
-                                    .or_default()
-                                    .push(n / (ns / 1e9) / c);
-                            }
-                        }
-                    }
-                } else if tool == "timerlat.txt" {
-                    // An irq and a thread sample per activation.
-                    if let Some(ev) = body.lines().find_map(|l| {
-                        l.strip_prefix("events ")
-                            .and_then(|v| v.trim().parse::<f64>().ok())
-                    }) {
-                        rates
-                            .entry(format!("{set}timerlat"))
-                            .or_default()
-                            .push(ev / 2.0 / seconds / ncpu);
-                    }
-                }
+                let tool = rest
+                    .split_once('-')
+                    .and_then(|(_, t)| t.strip_suffix(".txt"))
+                    .ok_or(format!("{name}: not <set>-<round>-<tool>.txt"))?;
+                let period = if set.is_empty() {
+                    overhead_period_ns
+                } else {
+                    sustained_period_ns
+                };
+                let rate = activations(body, period).map_err(|e| format!("{name}: {e}"))?;
+                rates.entry(format!("{set}{tool}")).or_default().push(rate);
             } else if name == "overhead.txt" || name == "sustained.txt" {
                 let set = if name == "sustained.txt" {
                     SUSTAINED
@@ -290,10 +257,13 @@ impl Inputs {
                     records_per_s: r.totals.delivered as f64 / secs,
                 });
             } else if name == "drain.txt" {
-                *drain = Some(
-                    super::drain::Drained::parse(body.lines().next().unwrap_or(""))
-                        .map_err(|e| format!("{name}: {e}"))?,
-                );
+                // (A failed run's file is its error: quoted whole.)
+                *drain = Some(super::drain::Drained::parse(body).map_err(|e| {
+                    format!(
+                        "{name}: {e} (the file: '{}')",
+                        body.trim().replace('\n', " | ")
+                    )
+                })?);
             }
         }
         Ok(inputs)

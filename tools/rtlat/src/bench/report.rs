@@ -98,8 +98,10 @@ pub struct Streaming {
 #[derive(Serialize)]
 pub struct Drain {
     pub records: u64,
+    /// What the rings hold: `records` is less when they did not fill.
+    pub capacity: u64,
     pub bytes: u64,
-    pub read_size: usize,
+    pub read_size: u64,
     /// How long the rings took to fill (not a cost: the producer's rate).
     pub fill_s: f64,
     pub drain_s: f64,
@@ -112,15 +114,17 @@ pub struct Drain {
 
 impl From<super::drain::Drained> for Drain {
     fn from(d: super::drain::Drained) -> Self {
-        let bps = d.bytes as f64 / d.drain_s;
-        let zbps = d.bytes as f64 / d.zero_s;
+        let s = |ns: u64| ns as f64 / 1e9;
+        let bps = d.bytes as f64 / s(d.drain_ns);
+        let zbps = d.bytes as f64 / s(d.zero_ns);
         Self {
             records: d.records,
+            capacity: d.capacity,
             bytes: d.bytes,
             read_size: d.read_size,
-            fill_s: d.fill_s,
-            drain_s: d.drain_s,
-            records_per_s: d.records as f64 / d.drain_s,
+            fill_s: s(d.fill_ns),
+            drain_s: s(d.drain_ns),
+            records_per_s: d.records as f64 / s(d.drain_ns),
             drain_bytes_per_s: bps,
             zero_bytes_per_s: zbps,
             ratio_zero: bps / zbps,
@@ -285,19 +289,15 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
                 .map(|(k, v)| (k.to_string(), v.to_string()))
         })
         .collect();
-    let seconds: f64 = settings
-        .get("seconds")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1.0);
-    let ncpu: f64 = settings
-        .get("cpus")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1.0);
-    let inputs = Inputs::read(&files, seconds, ncpu)?;
     let sustained_period_us: f64 = settings
         .get("sustained_period_us")
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000.0);
+    let inputs = Inputs::read(
+        &files,
+        (OVERHEAD_PERIOD_US * 1000.0) as u64,
+        (sustained_period_us * 1000.0) as u64,
+    )?;
 
     let bench = Bench {
         schema: crate::bench_check::SCHEMA.into(),
@@ -349,19 +349,28 @@ mod tests {
 
     #[test]
     fn overhead_per_activation_and_above_the_floor() {
-        // 1 CPU, 2 s rounds; rtlat's reports: 901 records in 1 s; the
-        // monitor's last snapshot: 2 CPUs, 4000 activations in 2.5 s.
-        let rep = serde_json::to_string(&crate::report::tests::sample()).unwrap();
-        let snap = r#"{"seq":2,"final":true,"elapsed_s":2.5,"cpus":[{"totals":{"produced":1500}},{"totals":{"produced":2500}}]}"#;
+        // What each achieved during the job: 1000/s for the floor, 901/s
+        // for rtlat, 800/s per CPU for the monitor on 2 CPUs, 450.5/s for
+        // timerlat; 995/s for the floor of the sustained set.
+        let act = |n: u64, ns: u64, c: u32, p: u64| {
+            format!("activations {n} ns {ns} cpus {c} period_ns {p}")
+        };
+        let (fl, rt, mo, tl, sfl) = (
+            act(2000, 2_000_000_000, 1, 100_000),
+            act(1802, 2_000_000_000, 1, 100_000),
+            act(4000, 2_500_000_000, 2, 100_000),
+            act(901, 2_000_000_000, 1, 100_000),
+            act(1990, 2_000_000_000, 1, 2_000_000),
+        );
         let log = format!(
             "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 sustained_period_us=2000 cpus=1\n\
-             RTRS-FILE overhead-1-floor.txt\nactivations 2000 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
-             RTRS-FILE overhead-1-rtlat.json\n{rep}\nRTRS-FILE-END\n\
-             RTRS-FILE overhead-1-rtlat-irq.json\n{rep}\nRTRS-FILE-END\n\
-             RTRS-FILE overhead-1-rtlat-monitor.jsonl\n{{\"seq\":1}}\n{snap}\nRTRS-FILE-END\n\
-             RTRS-FILE overhead-1-timerlat.txt\nevents 1802\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-floor.txt\n{fl}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat.txt\n{rt}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-irq.txt\n{rt}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-monitor.txt\n{mo}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-timerlat.txt\n{tl}\nRTRS-FILE-END\n\
              RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 88\ntimerlat 60\nRTRS-FILE-END\n\
-             RTRS-FILE sustained-1-floor.txt\nactivations 1990 ns 2000000000 cpus 1\nRTRS-FILE-END\n\
+             RTRS-FILE sustained-1-floor.txt\n{sfl}\nRTRS-FILE-END\n\
              RTRS-FILE sustained.txt\nnone 100\nfloor 99\nRTRS-FILE-END\n\
              RTRS-BENCH-END\n"
         );
@@ -427,38 +436,38 @@ mod tests {
     }
 
     #[test]
-    fn a_monitor_round_without_its_final_snapshot_is_refused() {
+    fn an_overhead_file_of_another_rate_or_a_failure_is_refused() {
         for (body, why) in [
-            ("", "no snapshot line"),
+            ("", "not an activations line"),
             (
-                r#"{"final":false,"elapsed_s":1.0,"cpus":[{"totals":{"produced":9}}]}"#,
-                "not a final snapshot",
+                "rtlat measured nothing: rtlat: error: x",
+                "rtlat measured nothing",
             ),
             (
-                r#"{"final":true,"elapsed_s":1.0,"cpus":[]}"#,
-                "not a final snapshot",
+                "activations 9 ns 1000 cpus 1 period_ns 1000000",
+                "not the set's 100000 ns",
             ),
             (
-                r#"{"final":true,"cpus":[{"totals":{"produced":9}}]}"#,
-                "elapsed_s",
+                "activations 9 ns 0 cpus 1 period_ns 100000",
+                "no time or no CPU",
             ),
         ] {
             let log = format!(
                 "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
-                 RTRS-FILE overhead-1-rtlat-monitor.jsonl\n{body}\nRTRS-FILE-END\n\
+                 RTRS-FILE overhead-1-rtlat-monitor.txt\n{body}\nRTRS-FILE-END\n\
                  RTRS-BENCH-END\n"
             );
             let dir = std::env::temp_dir().join(format!(
-                "rtlat-bench-monitor-{}-{}",
+                "rtlat-bench-act-{}-{}",
                 std::process::id(),
-                why.len() + body.len()
+                why.len()
             ));
             fs::create_dir_all(&dir).unwrap();
             fs::write(dir.join("log"), log).unwrap();
             let err = report(&dir.join("log"), &dir, "k", "x").unwrap_err();
             fs::remove_dir_all(&dir).unwrap();
             assert!(
-                err.contains("overhead-1-rtlat-monitor.jsonl") && err.contains(why),
+                err.contains("overhead-1-rtlat-monitor.txt") && err.contains(why),
                 "{err}"
             );
         }
