@@ -22,15 +22,7 @@ ncpu=$(grep -c ^processor /proc/cpuinfo)
 [ "$ncpu" -ge 2 ] || rtrs_skip_all "needs two CPUs (one measured, one for housekeeping)"
 ktap_set_plan 13
 tmp=$(mktemp -d)
-# What runs in the background is killed however the script ends: a monitor
-# left running would hold the device and the runner's output.
-bg=
-cleanup()
-{
-	for p in $bg; do kill -KILL "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
+rtrs_kill_at_exit
 rmmod rtlat 2>/dev/null
 insmod "$mod" || rtrs_skip_all "cannot load $mod"
 

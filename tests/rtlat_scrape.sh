@@ -24,13 +24,7 @@ if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 fi
 ktap_set_plan 6
 tmp=$(mktemp -d)
-bg=
-cleanup()
-{
-	for p in $bg; do kill -KILL "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
+rtrs_kill_at_exit
 
 # The network card: QEMU's user network, the address it expects.
 modprobe virtio_net 2>/dev/null

@@ -47,6 +47,21 @@ rtrs_start()
 	[ "$(id -u)" = 0 ] || rtrs_skip_all "must be run as root"
 }
 
+# rtrs_kill_at_exit: what runs in the background (the pids in $bg) is
+# killed however the script ends, a signal included: a monitor left running
+# would hold the device and the runner's output.
+rtrs_kill_at_exit()
+{
+	bg=
+	trap rtrs_kill_bg EXIT
+	trap 'exit 143' TERM INT
+}
+
+rtrs_kill_bg()
+{
+	for p in $bg; do kill -KILL "$p" 2>/dev/null; done
+}
+
 # rtrs_check DESCRIPTION CMD...: pass or fail test DESCRIPTION by CMD, run
 # with its arguments as given. (ktap_test_result runs an unquoted $@: a
 # quoted argument with a space, a grep pattern, splits into words, and the

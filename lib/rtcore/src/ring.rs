@@ -267,6 +267,21 @@ mod tests {
         (0..n).map(|_| Slot::new()).collect()
     }
 
+    /// A thread pushing 0..n into `r` as its only producer; it returns the
+    /// values the ring accepted.
+    fn produce(r: Arc<Ring<u64, Vec<Slot<u64>>>>, n: u64) -> thread::JoinHandle<Vec<u64>> {
+        thread::spawn(move || {
+            let mut accepted = Vec::new();
+            for i in 0..n {
+                // SAFETY: This thread is the only producer.
+                if unsafe { r.push(i) } {
+                    accepted.push(i);
+                }
+            }
+            accepted
+        })
+    }
+
     #[test]
     fn capacity_must_be_a_power_of_two() {
         assert_eq!(Ring::new(storage(0)).err(), Some(RingError::BadCapacity));
@@ -370,17 +385,7 @@ mod tests {
     fn concurrent_batches_lose_nothing_unaccounted() {
         const N: u64 = 200_000;
         let r = Arc::new(Ring::new(storage(64)).unwrap());
-        let p = r.clone();
-        let producer = thread::spawn(move || {
-            let mut accepted = Vec::new();
-            for i in 0..N {
-                // SAFETY: This thread is the only producer.
-                if unsafe { p.push(i) } {
-                    accepted.push(i);
-                }
-            }
-            accepted
-        });
+        let producer = produce(r.clone(), N);
         let mut got = Vec::new();
         let mut turn = 0usize;
         loop {
@@ -412,17 +417,7 @@ mod tests {
     fn concurrent_producer_and_consumer_lose_nothing_unaccounted() {
         const N: u64 = 200_000;
         let r = Arc::new(Ring::new(storage(64)).unwrap());
-        let p = r.clone();
-        let producer = thread::spawn(move || {
-            let mut accepted = Vec::new();
-            for i in 0..N {
-                // SAFETY: This thread is the only producer.
-                if unsafe { p.push(i) } {
-                    accepted.push(i);
-                }
-            }
-            accepted
-        });
+        let producer = produce(r.clone(), N);
         let mut got = Vec::new();
         loop {
             // SAFETY: This thread is the only consumer.

@@ -19,4 +19,4 @@ mod report;
 
 pub use drain::drain;
 pub use job::job;
-pub use report::report;
+pub use report::{report, OVERHEAD_TOOLS};

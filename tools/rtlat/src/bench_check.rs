@@ -21,14 +21,7 @@ pub const SCHEMA: &str = "rtlat-bench-2";
 /// overhead rounds, as `bench::report` writes them.
 const LOADS: [&str; 2] = ["idle", "hackbench"];
 const STAGES: [&str; 3] = ["irq", "thread", "user"];
-const TOOLS: [&str; 6] = [
-    "none",
-    "floor",
-    "rtlat",
-    "rtlat-irq",
-    "rtlat-monitor",
-    "timerlat",
-];
+const TOOLS: [&str; 6] = crate::bench::OVERHEAD_TOOLS;
 
 /// `rtlat check-json FILE` when FILE is a benchmark report (its `schema`
 /// says `rtlat-bench…`): the exit status, 0 if it is complete. `None` for

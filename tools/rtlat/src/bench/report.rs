@@ -72,7 +72,7 @@ pub struct Overhead {
 const OVERHEAD_PERIOD_US: f64 = 100.0;
 
 /// The overhead rounds' tools, in the order they run.
-const OVERHEAD_TOOLS: [&str; 6] = [
+pub const OVERHEAD_TOOLS: [&str; 6] = [
     "none",
     "floor",
     "rtlat",
