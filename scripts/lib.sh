@@ -98,6 +98,22 @@ toolchain_env() {
 	fi
 	[ -n "${RUST_LIB_SRC:-}" ] || export RUST_LIB_SRC=$(rust_src_dir)
 	export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$RTRS_CACHE/cargo-target}
+	own_cargo_target
+}
+
+# The cargo target directory is shared by every checkout (the dependencies
+# are built once), but cargo judges the workspace's own crates up to date by
+# their files' times against what the last build left, whichever checkout
+# that was: another checkout's older sources would get this one's binary.
+# After a build from another checkout, this one's sources are touched, so
+# that its crates are rebuilt (a fresh clone's are newer anyway). Builds
+# from two checkouts at the same time still race.
+own_cargo_target() {
+	local stamp=$CARGO_TARGET_DIR/.rtrs-checkout
+	[ "$(cat "$stamp" 2>/dev/null)" != "$RTRS_ROOT" ] || return 0
+	find "$RTRS_ROOT/lib/rtcore" "$RTRS_ROOT/tools/rtlat" "$RTRS_ROOT/Cargo.toml" "$RTRS_ROOT/Cargo.lock" \
+		-name target -prune -o -type f -print0 2>/dev/null | xargs -0 -r touch
+	mkdir -p "$CARGO_TARGET_DIR" && echo "$RTRS_ROOT" >"$stamp"
 }
 
 # The kernel's kselftest KTAP helpers (ktap_print_header, ktap_set_plan,
