@@ -891,10 +891,11 @@ TEST_F(dev, read_fault_loses_nothing)
 	struct rtlat_record *good;
 	struct rtlat_config c;
 	struct rtlat_status s;
-	__u64 got = 0;
+	__u64 got = 0, last[RTLAT_MAX_CPUS];
+	struct rtlat_record *r;
 	char *map;
 	ssize_t n;
-	int i;
+	int i, k;
 
 	good = malloc(256 * sizeof(*good));
 	ASSERT_NE(NULL, good);
@@ -907,19 +908,38 @@ TEST_F(dev, read_fault_loses_nothing)
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
 	sleep_ms(300);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	/* Each CPU's records come once and in order: seq strictly increasing. */
+	memset(last, 0xff, sizeof(last));
+#define SEEN(rec)                                                                  \
+	do {                                                                        \
+		ASSERT_LT((rec)->cpu, RTLAT_MAX_CPUS);                                  \
+		if (last[(rec)->cpu] != ~0ULL) {                                        \
+			ASSERT_GT((rec)->seq, last[(rec)->cpu])                         \
+				TH_LOG("cpu %u: seq %llu after %llu", (rec)->cpu,           \
+				       (unsigned long long)(rec)->seq,                      \
+				       (unsigned long long)last[(rec)->cpu]);               \
+		}                                                                       \
+		last[(rec)->cpu] = (rec)->seq;                                          \
+	} while (0)
 	for (i = 0; i < 40; i++) {
 		/* Room for one whole record, then the unmapped page. */
 		n = read(self->fd, map + pg - 64 - 32, 3 * 64);
 		if (n == 0)
 			break;
 		ASSERT_EQ(64, n) TH_LOG("read %d: %zd (%s)", i, n, strerror(errno));
+		r = (struct rtlat_record *)(map + pg - 64 - 32);
+		SEEN(r);
 		got++;
 		/* Nothing mapped at all: EFAULT, nothing taken. */
 		ASSERT_EQ(-1, read(self->fd, map + pg, 64));
 		ASSERT_EQ(EFAULT, errno);
 	}
-	while ((n = read(self->fd, good, 256 * sizeof(*good))) > 0)
+	while ((n = read(self->fd, good, 256 * sizeof(*good))) > 0) {
+		for (k = 0; k < n / (ssize_t)sizeof(*good); k++)
+			SEEN(&good[k]);
 		got += n / sizeof(*good);
+	}
+#undef SEEN
 	ASSERT_EQ(0, n);
 	ASSERT_EQ(0, status(self->fd, &s));
 	TH_LOG("read %llu, produced %llu delivered %llu dropped %llu", (unsigned long long)got,

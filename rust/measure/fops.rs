@@ -269,7 +269,8 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
 const READ_BATCH: usize = 16;
 
 /// Moves whole records from the rings to `iov`, round robin over the
-/// channels, up to [`READ_BATCH`] of a ring at a time; the byte count. A
+/// channels, each ring's share of the room on a pass (at least one record,
+/// at most [`READ_BATCH`]) at a time; the byte count. A
 /// batch whose copy faults leaves the records that did not arrive whole in
 /// their ring (neither delivered nor dropped): `EFAULT` if nothing arrived.
 ///
@@ -283,10 +284,14 @@ fn fill<S: Source>(
 ) -> Result<usize> {
     let mut n = 0;
     let mut buf = [[0u8; uapi::RECORD_SIZE]; READ_BATCH];
+    let rings = out.chans.len().max(1);
     while iov.len() >= uapi::RECORD_SIZE {
         let mut any = false;
+        // A fair share for each ring on this pass: the first CPUs' rings
+        // do not fill a reader's buffer while the others' wait and drop.
+        let share = (iov.len() / uapi::RECORD_SIZE / rings).clamp(1, READ_BATCH);
         for chan in out.chans.iter() {
-            let room = (iov.len() / uapi::RECORD_SIZE).min(READ_BATCH);
+            let room = (iov.len() / uapi::RECORD_SIZE).min(share);
             if room == 0 {
                 break;
             }

@@ -4,8 +4,9 @@
 //!
 //! The producer may run in hard-IRQ context: [`Ring::push`] takes no lock,
 //! never blocks, never allocates and does a bounded amount of work. When the
-//! ring is full the record is dropped and counted, so that at every moment
-//! `produced == delivered + dropped + len()`.
+//! ring is full the record is dropped and counted, so that whenever no push
+//! and no pop or consume is in progress `produced == delivered + dropped +
+//! len()` (each side moves its index and its counter one after the other).
 //!
 //! Ordering follows the kernel's `smp_store_release`/`smp_load_acquire`
 //! pairing: the producer publishes a slot with a release store of `head` after
