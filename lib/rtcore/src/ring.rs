@@ -268,6 +268,22 @@ mod tests {
         (0..n).map(|_| Slot::new()).collect()
     }
 
+    /// Every record `producer` pushed (`n`) and the ring accepted arrived
+    /// exactly once and in order (`got`); the counters say so.
+    fn all_accounted_for(
+        r: &Ring<u64, Vec<Slot<u64>>>,
+        producer: thread::JoinHandle<Vec<u64>>,
+        got: &[u64],
+        n: u64,
+    ) {
+        let accepted = producer.join().unwrap();
+        assert_eq!(got, accepted);
+        let c = r.counters();
+        assert_eq!(c.produced, n);
+        assert_eq!(c.delivered, got.len() as u64);
+        assert_eq!(c.produced, c.delivered + c.dropped);
+    }
+
     /// A thread pushing 0..n into `r` as its only producer; it returns the
     /// values the ring accepted.
     fn produce(r: Arc<Ring<u64, Vec<Slot<u64>>>>, n: u64) -> thread::JoinHandle<Vec<u64>> {
@@ -406,12 +422,7 @@ mod tests {
                 thread::yield_now();
             }
         }
-        let accepted = producer.join().unwrap();
-        assert_eq!(got, accepted);
-        let c = r.counters();
-        assert_eq!(c.produced, N);
-        assert_eq!(c.delivered, got.len() as u64);
-        assert_eq!(c.produced, c.delivered + c.dropped);
+        all_accounted_for(&r, producer, &got, N);
     }
 
     #[test]
@@ -428,12 +439,6 @@ mod tests {
                 None => thread::yield_now(),
             }
         }
-        let accepted = producer.join().unwrap();
-        // Every accepted record arrives exactly once and in order.
-        assert_eq!(got, accepted);
-        let c = r.counters();
-        assert_eq!(c.produced, N);
-        assert_eq!(c.delivered, got.len() as u64);
-        assert_eq!(c.produced, c.delivered + c.dropped);
+        all_accounted_for(&r, producer, &got, N);
     }
 }
