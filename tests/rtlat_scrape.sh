@@ -4,8 +4,8 @@
 # rtlat monitor scraped from outside the machine, as a fleet's Prometheus
 # does: a guest with a network card (scripts/vmtest --system: QEMU's user
 # networking, whose only way in is the host's 127.0.0.1 port forwarded to
-# port 9101 here) measures for 6 s with --listen 0.0.0.0:9101 and serves its
-# final metrics for 10 s more (--linger). Its final snapshot goes to the
+# port 9101 here) measures for 4 s with --listen 0.0.0.0:9101 and serves its
+# final metrics for 6 s more (--linger). Its final snapshot goes to the
 # host on a line "# rtrs-scrape-snapshot: {...}"; there a real Prometheus
 # server scraped the guest all along, and scripts/prom-scrape --check
 # compares what it scraped with that snapshot (scripts/vmtest).
@@ -15,8 +15,8 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/rtrs_lib.sh"
 
 PORT=9101
-DURATION=6
-LINGER=10
+DURATION=4
+LINGER=6
 
 rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
