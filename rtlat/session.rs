@@ -9,22 +9,31 @@
 //!    in absolute, pinned, hard mode on CLOCK_MONOTONIC. Periods that already
 //!    passed are skipped and **counted** (`missed`).
 //! 2. Hard IRQ ([`CpuState::run`]): notes `now - expected` (irq stage) and
-//!    whether the CPU was idle, wakes the kernel thread. Nothing else: no
-//!    lock but atomics, no allocation, no print.
-//! 3. Kernel thread, SCHED_FIFO: notes `now - expected` (thread stage) and
-//!    checks the thresholds of both stages. Without the user stage it
-//!    completes the record. With it, it hands the record to the user waiter
-//!    blocked in `USER_WAIT` on this CPU; if none is blocked (the waiter is
-//!    late, or gone), it completes the record itself, flagged
-//!    `REC_NO_WAITER`, and STATUS shows the CPU as unattended. Either way it
-//!    arms the next period: sampling never depends on the waiter.
-//! 4. User waiter (`RTLAT_IOC_USER_WAIT`, a thread pinned to the CPU): notes
-//!    `now - expected` just before returning to user space (user stage),
-//!    checks its threshold at once and returns the record. When it comes
-//!    back, `now - expected` of the previous activation is its response
-//!    time; that completes the previous record. A record still waiting for
-//!    its response when the next activation finds no waiter is completed
+//!    whether the CPU was idle. If the session measures the user stage and
+//!    a user waiter is blocked in `USER_WAIT` on this CPU, it claims and
+//!    wakes that waiter itself (step 4: one wake-up, as a timer's own
+//!    sleeper gets); otherwise it wakes the kernel thread (step 3). Nothing
+//!    else: no lock but atomics, no allocation, no print.
+//! 3. Kernel thread, SCHED_FIFO: notes `now - expected` (thread stage),
+//!    checks the thresholds of both stages and completes the record. In a
+//!    user-stage session this is the activation that found no waiter (it
+//!    is late, or gone): flagged `REC_NO_WAITER`, and STATUS shows the CPU
+//!    as unattended. It arms the next period.
+//! 4. User waiter (`RTLAT_IOC_USER_WAIT`, a thread pinned to the CPU),
+//!    claimed by the hard IRQ: notes `now - expected` as soon as it runs in
+//!    the kernel (thread stage: the first thing after the wake-up), checks
+//!    both thresholds, arms the next period in the kernel thread's stead,
+//!    and notes `now - expected` just before returning to user space (user
+//!    stage); the record is flagged `REC_DIRECT`. When it comes back,
+//!    `now - expected` of the previous activation is its response time;
+//!    that completes the previous record. A record still waiting for its
+//!    response when the next activation finds no waiter is completed
 //!    without one (`REC_NO_RESPONSE`), so records stay in order.
+//!
+//! Exactly one of the kernel thread and the waiter handles an activation
+//! (the hard IRQ's claim decides), and it alone arms the next one: sampling
+//! never depends on the waiter, and a waiter that moved off its CPU passes
+//! the activation to the kernel thread.
 //!
 //! Completed records go to the CPU's ring (for `read()`) and its statistics;
 //! both happen in task context, serialised per CPU by `produce`. A reader
@@ -84,6 +93,10 @@ use crate::rtrs::{
     },
     cpu::cpu_online,
     cpuhp::HotplugReadGuard,
+    direct_wait::{
+        DirectWait,
+        Waited, //
+    },
     kthread::{
         RtThread,
         RtThreadFn,
@@ -153,6 +166,8 @@ pub(crate) struct CpuState {
     task: Atomic<*mut bindings::task_struct>,
     #[pin]
     task_ref: TaskMutex<Option<ARef<Task>>>,
+    /// The user waiter blocked in `USER_WAIT`, claimed by the hard IRQ.
+    waiter: DirectWait,
     /// The user waiter: one at a time; `stop` waits until it has left.
     user_busy: Atomic<bool>,
     #[pin]
@@ -172,10 +187,6 @@ pub(crate) struct CpuState {
 struct UserSide {
     /// The record returned to the waiter, waiting for its response time.
     pending: Option<Record>,
-    /// A waiter is blocked in `USER_WAIT`, waiting for `handed`.
-    waiting: bool,
-    /// The activation the kernel thread handed to the blocked waiter.
-    handed: Option<Record>,
 }
 
 #[pinned_drop]
@@ -202,8 +213,11 @@ impl HardTimerCallback for CpuState {
         this.irq_lat
             .store(now - this.expected.load(Relaxed), Relaxed);
         this.irq_idle.store(current_is_idle(), Relaxed);
-        this.irq_seq.store(this.seq.load(Relaxed), Release);
-        this.wake_thread();
+        // The claim orders the stores above for the waiter.
+        if this.user_stage && this.waiter.claim_and_wake(irq) {
+            return HrTimerRestart::NoRestart;
+        }
+        this.pass_to_thread();
         HrTimerRestart::NoRestart
     }
 }
@@ -232,12 +246,9 @@ impl CpuState {
                 irq_idle: Atomic::new(false),
                 task: Atomic::new(core::ptr::null_mut()),
                 task_ref <- crate::new_task_mutex!(None),
+                waiter: DirectWait::new(),
                 user_busy: Atomic::new(false),
-                user_lock <- crate::new_task_mutex!(UserSide {
-                    pending: None,
-                    waiting: false,
-                    handed: None,
-                }),
+                user_lock <- crate::new_task_mutex!(UserSide { pending: None }),
                 user_cv <- new_condvar!(),
                 produce <- crate::new_task_mutex!(()),
                 stopping: Atomic::new(false),
@@ -248,7 +259,8 @@ impl CpuState {
     }
 
     /// Arms the next activation; runs on this CPU (its kernel thread, bound
-    /// there: the timer is pinned).
+    /// there, or its user waiter with migration off: the timer is pinned), by
+    /// whoever handled the previous one.
     fn arm_next(&self) {
         let now = ktime_ns();
         let mut next = self.expected.load(Relaxed);
@@ -329,12 +341,18 @@ impl CpuState {
     /// Stops sampling on this CPU: no timer is armed again (`arm_next`
     /// re-checks the flag after a full barrier), and its thread and user
     /// waiter are woken to see it.
-    fn halt(&self, ctx: &Sleepable) {
+    fn halt(&self) {
         self.stopping.store(true, Relaxed);
         smp_mb();
         self.wake_thread();
-        let _g = self.user_lock.lock(ctx);
-        self.user_cv.notify_all();
+        self.waiter.kick();
+    }
+
+    /// Gives the activation that fired to the kernel thread (its waiter
+    /// cannot handle it).
+    fn pass_to_thread(&self) {
+        self.irq_seq.store(self.seq.load(Relaxed), Release);
+        self.wake_thread();
     }
 
     /// A record with the irq stage of the activation that just fired.
@@ -509,7 +527,7 @@ impl Source for Session {
         for cpu in self.cpus.iter() {
             if !cpu_online(cpu.cpu) {
                 self.out.chans[cpu.chan].went_offline.store(true, Relaxed);
-                cpu.halt(ctx);
+                cpu.halt();
                 continue;
             }
             // INVARIANT: `self.out` is pinned in this session, which stays
@@ -598,7 +616,7 @@ impl Session {
     fn halt(&self, ctx: &Sleepable, reason: StopReason) {
         self.out.set_stopped(ctx, reason);
         for cpu in self.cpus.iter() {
-            cpu.halt(ctx);
+            cpu.halt();
         }
     }
 
@@ -616,10 +634,10 @@ impl Session {
     /// `cpu` is going offline (called on it, in task context): stop sampling
     /// there for the rest of the session. Its thread finishes, its timer is
     /// cancelled, a user waiter there gets `-ESHUTDOWN`; the others go on.
-    pub(crate) fn cpu_offline(&self, ctx: &Sleepable, cpu: u32) {
+    pub(crate) fn cpu_offline(&self, _ctx: &Sleepable, cpu: u32) {
         let Some(c) = self.cpu(cpu) else { return };
         self.out.chans[c.chan].went_offline.store(true, Relaxed);
-        c.halt(ctx);
+        c.halt();
         cancel_hard_timer(&**c);
     }
 
@@ -627,9 +645,9 @@ impl Session {
         self.cpus.iter().find(|c| c.cpu == cpu)
     }
 
-    /// The kernel thread's part of a user-stage activation: `rec` has its
-    /// irq and thread stages. Handed to the blocked waiter, or completed
-    /// here if there is none.
+    /// A user-stage activation that found no waiter, completed by the
+    /// kernel thread: `rec` has its irq and thread stages. The waiter's
+    /// previous record, still without its response, goes first.
     fn thread_done(&self, ctx: &Sleepable, cpu: &CpuState, mut rec: Record) {
         let chan = &self.out.chans[cpu.chan];
         if self
@@ -638,22 +656,6 @@ impl Session {
         {
             self.halt(ctx, StopReason::Threshold);
         }
-        {
-            let mut g = cpu.user_lock.lock(ctx);
-            if g.waiting {
-                g.waiting = false;
-                g.handed = Some(rec);
-                // Pending from now on (the waiter adds its user stage), so
-                // that the next activation finds it and the ring stays in
-                // order however late the waiter runs.
-                g.pending = Some(rec);
-                cpu.user_cv.notify_all();
-                chan.unattended.store(false, Relaxed);
-                return;
-            }
-        }
-        // No waiter: the activation is recorded all the same. The waiter's
-        // previous record, still without its response, goes first.
         chan.unattended.store(true, Relaxed);
         let _p = cpu.produce.lock(ctx);
         let pending = cpu.user_lock.lock(ctx).pending.take();
@@ -698,45 +700,46 @@ impl Session {
                 self.complete_pending(ctx, cpu, prev, Some(response));
             }
         }
-        let mut g = cpu.user_lock.lock(ctx);
         if !self.out.running() || cpu.stopping.load(Relaxed) {
             return Err(measure::eshutdown());
         }
-        // Wait for the next activation the kernel thread hands over. A
+        // Wait until the hard IRQ claims this waiter for an activation. A
         // waiter that leaves (signal, stop) withdraws first, so the kernel
-        // thread records that activation itself: none is lost or uncounted.
-        g.waiting = true;
-        g.handed = None;
-        let mut interrupted = false;
-        let mut rec = loop {
-            if let Some(rec) = g.handed.take() {
-                break rec;
-            }
-            if interrupted || cpu.stopping.load(Relaxed) {
-                g.waiting = false;
-                return Err(if interrupted {
-                    EINTR
-                } else {
-                    measure::eshutdown()
-                });
-            }
-            interrupted = cpu.user_cv.wait_interruptible(&mut g);
-        };
-        drop(g);
-        // The user stage is measured on the CPU it belongs to: the affinity
-        // is checked again with migration off, as the time is taken.
-        let on_cpu = {
-            let pin = MigrateGuard::new();
-            let ok = pin.cpu() == cpu.cpu && current_pinned_cpu() == Some(cpu.cpu);
-            if ok {
-                rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
-            }
-            ok
-        };
-        if !on_cpu {
-            // Moved away meanwhile: the activation is kept without a user
-            // stage (its pending record has none).
+        // thread records that activation: none is lost or uncounted.
+        match cpu.waiter.wait(ctx, || cpu.stopping.load(Relaxed)) {
+            Waited::Claimed => {}
+            Waited::Stopped => return Err(measure::eshutdown()),
+            Waited::Interrupted => return Err(EINTR),
+        }
+        // The activation that fired is ours: this task does the kernel
+        // thread's part, on the CPU it belongs to (the affinity is checked
+        // again with migration off).
+        let now = ktime_ns();
+        let pin = MigrateGuard::new();
+        if pin.cpu() != cpu.cpu || current_pinned_cpu() != Some(cpu.cpu) {
+            // Moved away meanwhile: the kernel thread takes the activation.
+            cpu.pass_to_thread();
             return Err(EINVAL);
+        }
+        let chan = &self.out.chans[cpu.chan];
+        let mut rec = cpu.fired_record(cpu.seq.load(Relaxed));
+        rec.lat_ns[Stage::Thread] = now - rec.expected_ns as i64;
+        rec.flags |= uapi::REC_DIRECT;
+        let tripped = self
+            .out
+            .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread]);
+        // Pending (waiting for its user stage and response) before the next
+        // activation is armed, so that the ring stays in order however late
+        // this task runs from here.
+        cpu.user_lock.lock(ctx).pending = Some(rec);
+        chan.unattended.store(false, Relaxed);
+        if !tripped && !cpu.stopping.load(Relaxed) {
+            cpu.arm_next();
+        }
+        rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
+        drop(pin);
+        if tripped {
+            self.halt(ctx, StopReason::Threshold);
         }
         // Its threshold now, not when (or if) the waiter comes back: also
         // when the next activation already completed the record without

@@ -14,6 +14,8 @@
 //!   stamps; [`trace`]: ftrace markers; [`barrier`]: the SMP barrier;
 //! - [`percpu`]: per-CPU storage with access pinned to a CPU;
 //! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
+//! - [`direct_wait`]: a task blocked until a hard IRQ claims and wakes it
+//!   (one wake-up, no wait queue);
 //! - [`cpuhp`]: CPU hotplug notifications, and holding hotplug off while a
 //!   session picks and starts its CPUs;
 //! - [`ring`]: the lock-free record ring for hard-IRQ producers;
@@ -50,6 +52,7 @@ pub(crate) mod barrier;
 pub(crate) mod context;
 pub(crate) mod cpu;
 pub(crate) mod cpuhp;
+pub(crate) mod direct_wait;
 mod ffi;
 pub(crate) mod file;
 #[path = "../lib/rtcore/src/hist.rs"]

@@ -94,6 +94,14 @@ static int stats(int fd, int cpu, int stage, struct rtlat_stats *st, __u64 *buck
 	return ioctl(fd, RTLAT_IOC_STATS, st);
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -452,12 +460,12 @@ TEST_F(dev, threshold_trips)
 	ASSERT_LT(0, drain(_metadata, self->fd, per_cpu, cpus_online()));
 }
 
-/* Context switches of the kernel thread "rtlat/<cpu>", or -1. */
-static long long kthread_switches(int cpu)
+/* The pid of the kernel thread "rtlat/<cpu>", or -1. */
+static int kthread_pid(int cpu)
 {
 	char want[32], path[300], line[128];
-	long long n = -1, v;
 	struct dirent *d;
+	int pid = -1;
 	DIR *proc;
 	FILE *f;
 
@@ -465,31 +473,46 @@ static long long kthread_switches(int cpu)
 	proc = opendir("/proc");
 	if (!proc)
 		return -1;
-	while (n < 0 && (d = readdir(proc))) {
+	while (pid < 0 && (d = readdir(proc))) {
 		if (d->d_name[0] < '1' || d->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		if (!fgets(line, sizeof(line), f) || strcmp(line, want)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		snprintf(path, sizeof(path), "/proc/%s/status", d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		n = 0;
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
-			    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1)
-				n += v;
+		if (fgets(line, sizeof(line), f) && !strcmp(line, want))
+			pid = atoi(d->d_name);
 		fclose(f);
 	}
 	closedir(proc);
+	return pid;
+}
+
+/* Context switches (voluntary and not) of task pid, or -1. */
+static long long task_switches(int pid)
+{
+	char path[64], line[128];
+	long long n = 0, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1)
+			n += v;
+	fclose(f);
 	return n;
+}
+
+/* Context switches of the kernel thread "rtlat/<cpu>", or -1. */
+static long long kthread_switches(int cpu)
+{
+	int pid = kthread_pid(cpu);
+
+	return pid < 0 ? -1 : task_switches(pid);
 }
 
 /*
@@ -608,6 +631,11 @@ TEST_F(dev, poll_and_epoll)
 struct waiter {
 	int fd, cpu, n, errors;
 	__s64 worst;
+	/* If kpid: the switches of that task (the CPU's kernel thread) over
+	 * waits 2..n, and the window [t0, t1] of those waits. */
+	int kpid;
+	long long switches;
+	__u64 t0, t1;
 };
 
 static void *user_thread(void *arg)
@@ -625,12 +653,21 @@ static void *user_thread(void *arg)
 		return NULL;
 	}
 	for (i = 0; i < w->n; i++) {
+		if (w->kpid && i == 1) {
+			w->switches = task_switches(w->kpid);
+			w->t0 = mono_ns();
+		}
 		if (ioctl(w->fd, RTLAT_IOC_USER_WAIT, &r)) {
 			w->errors++;
 			break;
 		}
-		if (r.cpu != (unsigned int)w->cpu ||
-		    r.lat_ns[RTLAT_STAGE_IRQ] < 0 ||
+		if (w->kpid && i == w->n - 1) {
+			w->t1 = mono_ns();
+			w->switches = task_switches(w->kpid) - w->switches;
+		}
+		/* The timer's IRQ woke this waiter itself. */
+		if (r.cpu != (unsigned int)w->cpu || !(r.flags & RTLAT_REC_DIRECT) ||
+		    (r.flags & RTLAT_REC_NO_WAITER) || r.lat_ns[RTLAT_STAGE_IRQ] < 0 ||
 		    r.lat_ns[RTLAT_STAGE_IRQ] > r.lat_ns[RTLAT_STAGE_THREAD] ||
 		    r.lat_ns[RTLAT_STAGE_THREAD] > r.lat_ns[RTLAT_STAGE_USER])
 			w->errors++;
@@ -649,7 +686,8 @@ TEST_F(dev, user_stage)
 	pthread_t t[RTLAT_MAX_CPUS];
 	static struct rtlat_record recs[256];
 	__u64 users[RTLAT_MAX_CPUS] = { 0 }, responses[RTLAT_MAX_CPUS] = { 0 };
-	__u64 handed[RTLAT_MAX_CPUS] = { 0 };
+	__u64 handed[RTLAT_MAX_CPUS] = { 0 }, nowaiter[RTLAT_MAX_CPUS] = { 0 };
+
 	int ncpu = cpus_online(), cpu, i;
 	ssize_t n;
 
@@ -665,6 +703,8 @@ TEST_F(dev, user_stage)
 	ASSERT_EQ(EINVAL, errno);
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		w[cpu] = (struct waiter){ .fd = self->fd, .cpu = cpu, .n = 100 };
+		w[cpu].kpid = kthread_pid(cpu);
+		ASSERT_LT(0, w[cpu].kpid) TH_LOG("no rtlat/%d kernel thread", cpu);
 		ASSERT_EQ(0, pthread_create(&t[cpu], NULL, user_thread, &w[cpu]));
 	}
 	for (cpu = 0; cpu < ncpu; cpu++) {
@@ -685,10 +725,18 @@ TEST_F(dev, user_stage)
 				responses[x->cpu]++;
 			if (!(x->flags & RTLAT_REC_NO_WAITER))
 				handed[x->cpu]++;
-			/* A record without a waiter has neither. */
-			if (x->flags & RTLAT_REC_NO_WAITER)
+			else if (x->expected_ns + c.period_ns >= w[x->cpu].t0 &&
+				 x->expected_ns <= w[x->cpu].t1)
+				nowaiter[x->cpu]++;
+			/* A record without a waiter has neither; one with a
+			 * waiter was handled by it alone. */
+			if (x->flags & RTLAT_REC_NO_WAITER) {
 				ASSERT_TRUE((x->flags & RTLAT_REC_NO_USER) &&
-					    (x->flags & RTLAT_REC_NO_RESPONSE));
+					    (x->flags & RTLAT_REC_NO_RESPONSE) &&
+					    !(x->flags & RTLAT_REC_DIRECT));
+			} else {
+				ASSERT_TRUE(x->flags & RTLAT_REC_DIRECT);
+			}
 		}
 	}
 	for (cpu = 0; cpu < ncpu; cpu++) {
@@ -697,6 +745,13 @@ TEST_F(dev, user_stage)
 		/* Each of the 100 waits got one activation, whatever the
 		 * guest's speed: exactly 100 records had a waiter. */
 		ASSERT_EQ(100, handed[cpu]);
+		/* One wake-up per activation: over the last 99 waits, the
+		 * kernel thread ran only for the activations that found no
+		 * waiter (it ran for all of them when it woke the waiter). */
+		TH_LOG("cpu %d: kernel thread switched %lld times over 99 waits, %llu activations without a waiter",
+		       cpu, w[cpu].switches, (unsigned long long)nowaiter[cpu]);
+		ASSERT_LE(0, w[cpu].switches);
+		ASSERT_GE((long long)nowaiter[cpu] + 10, w[cpu].switches);
 		/* Each of the 100 waits returned a user stage; a waiter late
 		 * by more than a period finds its record completed without
 		 * it (how many is the guest's speed, not pass/fail). */

@@ -1121,8 +1121,14 @@ static void check_record(struct thr *t, struct dev *d, const struct rtlat_record
 		     where, r->cpu, (unsigned long long)cpus[0]);
 		return;
 	}
-	if (fl & ~(0x1fU | RTLAT_REC_NO_WAITER))
-		fail(t, C_RECORD, "%s %s: unknown record flags %#x", d->name, where, fl);
+	if (fl & ~(0x1fU | RTLAT_REC_NO_WAITER | RTLAT_REC_DIRECT) ||
+	    ((fl & RTLAT_REC_DIRECT) && (fl & RTLAT_REC_NO_WAITER)))
+		fail(t, C_RECORD, "%s %s: unknown or contradictory record flags %#x", d->name,
+		     where, fl);
+	/* The timer's IRQ hands a waiter its activation itself. */
+	if (user_wait && !(fl & RTLAT_REC_DIRECT))
+		fail(t, C_RECORD, "%s %s: cpu %u seq %llu: not handed directly, flags %#x",
+		     d->name, where, r->cpu, (unsigned long long)r->seq, fl);
 	if (l[RTLAT_STAGE_IRQ] < 0)
 		fail(t, C_RECORD, "%s %s: cpu %u seq %llu: irq latency %lld", d->name, where,
 		     r->cpu, (unsigned long long)r->seq, (long long)l[RTLAT_STAGE_IRQ]);

@@ -57,6 +57,9 @@ struct rtlat_config {
 #define RTLAT_REC_NO_WAITER	(1U << 5)	/* user stage on, no waiter was
 						 * blocked: the kernel thread
 						 * recorded it */
+#define RTLAT_REC_DIRECT	(1U << 6)	/* the timer's IRQ woke the user
+						 * waiter itself: thread stage
+						 * taken by the waiter */
 
 /* One timer activation; read() returns whole records. */
 struct rtlat_record {

@@ -121,6 +121,9 @@ pub const REC_NO_THREAD: u32 = 1 << 4;
 /// Record flag: a user-stage session's activation that found no user waiter
 /// blocked in `USER_WAIT` on its CPU; the kernel thread recorded it.
 pub const REC_NO_WAITER: u32 = 1 << 5;
+/// Record flag: the timer's hard IRQ woke the user waiter itself; the thread
+/// stage is the waiter's time as it ran in the kernel, before the user stage.
+pub const REC_DIRECT: u32 = 1 << 6;
 
 /// Session states.
 pub const STATE_IDLE: u32 = 0;
