@@ -176,13 +176,15 @@ impl Source for EduSession {
         if inst.gone() {
             return Err(ENODEV);
         }
-        // One channel: the device. A CPU set, a response stage (there is no
-        // user thread coming back) or an irq-only session (the IRQ thread
-        // completes every event) cannot be honoured.
+        // One channel: the device. A CPU set, a response stage or a
+        // deadline on it (there is no user thread coming back) or an
+        // irq-only session (the IRQ thread completes every event) cannot be
+        // honoured.
         if config.cpus.iter().any(|&w| w != 0)
             || !config.thread_stage()
             || config.stages & Stage::Response.bit() != 0
             || config.threshold_ns[Stage::Response] != 0
+            || config.deadline_ns != 0
         {
             return Err(EINVAL);
         }

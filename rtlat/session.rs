@@ -9,31 +9,36 @@
 //!    in absolute, pinned, hard mode on CLOCK_MONOTONIC. Periods that already
 //!    passed are skipped and **counted** (`missed`).
 //! 2. Hard IRQ ([`CpuState::run`]): notes `now - expected` (irq stage) and
-//!    whether the CPU was idle. If the session measures the user stage and
-//!    a user waiter is blocked in `USER_WAIT` on this CPU, it claims and
-//!    wakes that waiter itself (step 4: one wake-up, as a timer's own
-//!    sleeper gets); otherwise it wakes the kernel thread (step 3). Nothing
-//!    else: no lock but atomics, no allocation, no print.
+//!    whether the CPU was idle. If the session measures the user stage, a
+//!    user waiter is blocked in `USER_WAIT` on this CPU and the activation
+//!    it was last claimed for has been taken, it claims and wakes that
+//!    waiter itself (step 4: one wake-up, as a timer's own sleeper gets) and
+//!    forwards the timer to the next period; otherwise it wakes the kernel
+//!    thread (step 3). Nothing else: no lock but atomics, no allocation, no
+//!    print.
 //! 3. Kernel thread, SCHED_FIFO: notes `now - expected` (thread stage),
 //!    checks the thresholds of both stages and completes the record. In a
-//!    user-stage session this is the activation that found no waiter (it
-//!    is late, or gone): flagged `REC_NO_WAITER`, and STATUS shows the CPU
-//!    as unattended. It arms the next period.
+//!    user-stage session this is an activation that found no waiter (it is
+//!    late, or gone): flagged `REC_NO_WAITER`, and STATUS shows the CPU as
+//!    unattended; an activation the waiter was claimed for but has not taken
+//!    since (it has not run, or moved off the CPU) is completed first, the
+//!    same way, with its thread stage taken now. It arms the next period.
 //! 4. User waiter (`RTLAT_IOC_USER_WAIT`, a thread pinned to the CPU),
 //!    claimed by the hard IRQ: notes `now - expected` as soon as it runs in
-//!    the kernel (thread stage: the first thing after the wake-up), checks
-//!    both thresholds, arms the next period in the kernel thread's stead,
-//!    and notes `now - expected` just before returning to user space (user
-//!    stage); the record is flagged `REC_DIRECT`. When it comes back,
-//!    `now - expected` of the previous activation is its response time;
-//!    that completes the previous record. A record still waiting for its
-//!    response when the next activation finds no waiter is completed
+//!    the kernel (thread stage: the first thing after the wake-up), takes
+//!    the activation ([`CpuState::take_direct`]), checks both thresholds and
+//!    notes `now - expected` again just before returning (user stage); the
+//!    record is flagged `REC_DIRECT`. When it comes back, `now - expected`
+//!    of the previous activation is its response time (checked against the
+//!    deadline); that completes the previous record. A record still waiting
+//!    for its response when the next activation finds no waiter is completed
 //!    without one (`REC_NO_RESPONSE`), so records stay in order.
 //!
 //! Exactly one of the kernel thread and the waiter handles an activation
-//! (the hard IRQ's claim decides), and it alone arms the next one: sampling
-//! never depends on the waiter, and a waiter that moved off its CPU passes
-//! the activation to the kernel thread.
+//! (the hard IRQ's claim, then one compare-exchange under `user_lock`,
+//! decide), and the next period is armed once: by the hard IRQ when it hands
+//! the activation to the waiter, by the kernel thread otherwise. Sampling
+//! never waits for the waiter.
 //!
 //! Completed records go to the CPU's ring (for `read()`) and its statistics;
 //! both happen in task context, serialised per CPU by `produce`. A reader
@@ -145,8 +150,9 @@ pub(crate) struct CpuState {
     /// Null, or the pinned [`Output`] of the session that owns
     /// this state, set by [`Session::start`] before any timer is armed.
     /// The session outlives every run of the timer: the timer is armed only
-    /// by its kernel threads, which hold a reference to the session, and
-    /// [`Session::stop`] cancels it before letting them go.
+    /// by its kernel threads, which hold a reference to the session, or
+    /// forwarded by its own callback, and [`Session::stop`] cancels it
+    /// before letting them go.
     out: Atomic<*const Output>,
     /// Bumped by the hard IRQ of an irq-only session when the kernel thread
     /// has something to do (wake the readers, or halt after a trip).
@@ -168,6 +174,12 @@ pub(crate) struct CpuState {
     task_ref: TaskMutex<Option<ARef<Task>>>,
     /// The user waiter blocked in `USER_WAIT`, claimed by the hard IRQ.
     waiter: DirectWait,
+    /// Sequence number of the activation the hard IRQ claimed the waiter
+    /// for, until the waiter takes it (or, if it has not run by the next
+    /// activation, the kernel thread); 0: none.
+    direct: Atomic<u64>,
+    /// That activation as its hard IRQ saw it.
+    claimed: Fired,
     /// The user waiter: one at a time; `stop` waits until it has left.
     user_busy: Atomic<bool>,
     #[pin]
@@ -181,6 +193,27 @@ pub(crate) struct CpuState {
     /// Stop sampling (set by stop, by a threshold trip, and when the CPU
     /// goes offline).
     stopping: Atomic<bool>,
+}
+
+/// An activation as its hard IRQ saw it.
+struct Fired {
+    expected: Atomic<i64>,
+    irq_lat: Atomic<i64>,
+    idle: Atomic<bool>,
+    missed: Atomic<u32>,
+}
+
+/// How a user waiter's activation ended, for its response time.
+#[derive(Clone, Copy)]
+enum Response {
+    /// The waiter came back for the next activation this many ns after
+    /// the expected expiry: its response time.
+    Back(i64),
+    /// The next activation found the waiter still away, this many ns after
+    /// the expected expiry: the response is later than that.
+    Overran(i64),
+    /// The session stopped before the waiter came back.
+    Ended,
 }
 
 /// The user waiter's side, shared with the kernel thread under `user_lock`.
@@ -210,14 +243,35 @@ impl HardTimerCallback for CpuState {
         if this.irq_only {
             return this.irq_only_activation(irq, now, ctx);
         }
-        this.irq_lat
-            .store(now - this.expected.load(Relaxed), Relaxed);
-        this.irq_idle.store(current_is_idle(), Relaxed);
-        // The claim orders the stores above for the waiter.
-        if this.user_stage && this.waiter.claim_and_wake(irq) {
-            return HrTimerRestart::NoRestart;
+        let expected = this.expected.load(Relaxed);
+        let seq = this.seq.load(Relaxed);
+        let idle = current_is_idle();
+        // A waiter is blocked, and the activation it was last claimed for
+        // was taken: this one is the waiter's, and the timer goes on by
+        // itself, so that sampling does not wait for the waiter to run.
+        if this.user_stage && this.direct.load(Relaxed) == 0 && this.waiter.is_waiting() {
+            this.claimed.expected.store(expected, Relaxed);
+            this.claimed.irq_lat.store(now - expected, Relaxed);
+            this.claimed.idle.store(idle, Relaxed);
+            this.claimed
+                .missed
+                .store(this.pending_missed.load(Relaxed), Relaxed);
+            // Before the claim, which orders it for the waiter; only this
+            // hard IRQ sets `direct`, and only while it is 0.
+            this.direct.store(seq, Release);
+            if this.waiter.claim_and_wake(irq) {
+                if this.stopping.load(Relaxed) {
+                    return HrTimerRestart::NoRestart;
+                }
+                return this.forward(ctx, expected);
+            }
+            // Withdrawn meanwhile: nobody took it.
+            this.direct.store(0, Relaxed);
         }
-        this.pass_to_thread();
+        this.irq_lat.store(now - expected, Relaxed);
+        this.irq_idle.store(idle, Relaxed);
+        this.irq_seq.store(seq, Release);
+        this.wake_thread();
         HrTimerRestart::NoRestart
     }
 }
@@ -247,6 +301,13 @@ impl CpuState {
                 task: Atomic::new(core::ptr::null_mut()),
                 task_ref <- crate::new_task_mutex!(None),
                 waiter: DirectWait::new(),
+                direct: Atomic::new(0),
+                claimed: Fired {
+                    expected: Atomic::new(0),
+                    irq_lat: Atomic::new(0),
+                    idle: Atomic::new(false),
+                    missed: Atomic::new(0),
+                },
                 user_busy: Atomic::new(false),
                 user_lock <- crate::new_task_mutex!(UserSide { pending: None }),
                 user_cv <- new_condvar!(),
@@ -295,7 +356,7 @@ impl CpuState {
         &self,
         irq: &HardIrq,
         now: i64,
-        mut ctx: HrTimerCallbackContext<'_, Self>,
+        ctx: HrTimerCallbackContext<'_, Self>,
     ) -> HrTimerRestart {
         let expected = self.expected.load(Relaxed);
         let mut rec = self.record_of(self.seq.load(Relaxed), now - expected, current_is_idle());
@@ -317,14 +378,48 @@ impl CpuState {
         if r.tripped || self.stopping.load(Relaxed) {
             return HrTimerRestart::NoRestart;
         }
-        // The timer expired at `expected`: forwarding moves it by whole
-        // periods to the first one still ahead, and says by how many.
+        self.forward(ctx, expected)
+    }
+
+    /// In the hard IRQ of the activation expected at `expected`: arms the
+    /// next one by forwarding the timer by whole periods to the first one
+    /// still ahead (periods already past are skipped and counted, as by
+    /// `arm_next`).
+    fn forward(&self, mut ctx: HrTimerCallbackContext<'_, Self>, expected: i64) -> HrTimerRestart {
         let n = ctx.forward_now(Delta::from_nanos(self.period)).max(1);
         self.expected
             .store(expected + n as i64 * self.period, Relaxed);
         self.pending_missed.store((n - 1) as u32, Relaxed);
         self.seq.fetch_add(1, Relaxed);
         HrTimerRestart::Restart
+    }
+
+    /// Takes the activation the hard IRQ claimed the waiter for, if it is
+    /// still there: its record with the irq stage, `direct` cleared. The
+    /// waiter and the kernel thread race for it; the caller holds
+    /// `user_lock`, so that the winner's pending record is seen by the other.
+    fn take_direct(&self) -> Option<Record> {
+        let seq = self.direct.load(Acquire);
+        if seq == 0 {
+            return None;
+        }
+        // Read before the exchange confirms it: the hard IRQ writes these
+        // only while `direct` is 0.
+        let c = &self.claimed;
+        let mut rec = Record {
+            cpu: self.cpu,
+            seq,
+            expected_ns: c.expected.load(Relaxed) as u64,
+            lat_ns: [-1; uapi::NR_STAGES],
+            missed: c.missed.load(Relaxed),
+            flags: 0,
+        };
+        rec.lat_ns[Stage::Irq] = c.irq_lat.load(Relaxed);
+        if c.idle.load(Relaxed) {
+            rec.flags |= uapi::REC_IDLE;
+        }
+        self.direct.cmpxchg(seq, 0, Relaxed).ok()?;
+        Some(rec)
     }
 
     /// Wakes this CPU's kernel thread, if it has started; any context,
@@ -346,13 +441,6 @@ impl CpuState {
         smp_mb();
         self.wake_thread();
         self.waiter.kick();
-    }
-
-    /// Gives the activation that fired to the kernel thread (its waiter
-    /// cannot handle it).
-    fn pass_to_thread(&self) {
-        self.irq_seq.store(self.seq.load(Relaxed), Release);
-        self.wake_thread();
     }
 
     /// A record with the irq stage of the activation that just fired.
@@ -576,12 +664,22 @@ impl Source for Session {
             while cpu.user_busy.load(Acquire) {
                 cpu.user_cv.wait(&mut g);
             }
-            // A user record still waiting for its response time is complete now.
+            // A user record still waiting for its response time is complete
+            // now, and an activation whose claimed waiter never ran with it
+            // (it had moved off the CPU, or had not run yet).
             let pending = g.pending.take();
+            let stolen = cpu.take_direct();
             drop(g);
+            let _p = cpu.produce.lock(ctx);
             if let Some(rec) = pending {
-                let _p = cpu.produce.lock(ctx);
-                self.complete_pending(ctx, cpu, rec, None);
+                self.complete_pending(ctx, cpu, rec, Response::Ended);
+            }
+            if let Some(mut m) = stolen {
+                m.flags |= uapi::REC_NO_THREAD
+                    | uapi::REC_NO_USER
+                    | uapi::REC_NO_RESPONSE
+                    | uapi::REC_NO_WAITER;
+                self.complete(ctx, cpu, m);
             }
         }
         // Nothing can produce a record any more: the stream may end.
@@ -658,9 +756,30 @@ impl Session {
         }
         chan.unattended.store(true, Relaxed);
         let _p = cpu.produce.lock(ctx);
-        let pending = cpu.user_lock.lock(ctx).pending.take();
+        // The waiter's record still waiting for its response, and the
+        // activation it was claimed for if it has not run since: in order,
+        // before this one.
+        let (pending, stolen) = {
+            let mut g = cpu.user_lock.lock(ctx);
+            (g.pending.take(), cpu.take_direct())
+        };
+        let now = ktime_ns();
         if let Some(prev) = pending {
-            self.complete_pending(ctx, cpu, prev, None);
+            let late = now - prev.expected_ns as i64;
+            self.complete_pending(ctx, cpu, prev, Response::Overran(late));
+        }
+        if let Some(mut m) = stolen {
+            // Handled now, by the kernel thread: its thread stage says how
+            // late (more than a period).
+            m.lat_ns[Stage::Thread] = now - m.expected_ns as i64;
+            m.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
+            if self
+                .out
+                .check_early(chan, &mut m, &[Stage::Irq, Stage::Thread])
+            {
+                self.halt(ctx, StopReason::Threshold);
+            }
+            self.complete(ctx, cpu, m);
         }
         rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
         self.complete(ctx, cpu, rec);
@@ -668,36 +787,46 @@ impl Session {
 
     /// Completes a record handed to a waiter, with its response time if the
     /// waiter came back for the next one (else `REC_NO_RESPONSE`, and
-    /// `REC_NO_USER` if it did not even return to user space with it). The
-    /// caller holds `cpu.produce`.
-    fn complete_pending(
-        &self,
-        ctx: &Sleepable,
-        cpu: &CpuState,
-        mut rec: Record,
-        response: Option<i64>,
-    ) {
-        match response {
-            Some(r) => rec.lat_ns[Stage::Response] = r,
-            None => rec.flags |= uapi::REC_NO_RESPONSE,
-        }
+    /// `REC_NO_USER` if it did not even return to user space with it), and
+    /// `REC_DEADLINE_MISS` if the response is known or bound to be later
+    /// than the session's deadline. The caller holds `cpu.produce`.
+    fn complete_pending(&self, ctx: &Sleepable, cpu: &CpuState, mut rec: Record, r: Response) {
+        let at_least = match r {
+            Response::Back(t) => {
+                rec.lat_ns[Stage::Response] = t;
+                Some(t)
+            }
+            Response::Overran(t) => {
+                rec.flags |= uapi::REC_NO_RESPONSE;
+                Some(t)
+            }
+            Response::Ended => {
+                rec.flags |= uapi::REC_NO_RESPONSE;
+                None
+            }
+        };
         if rec.lat_ns[Stage::User] < 0 {
             rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
             rec.lat_ns[Stage::Response] = -1;
+        } else {
+            let deadline = self.out.config.deadline_ns;
+            if deadline != 0 && at_least.is_some_and(|t| t > 0 && t as u64 > deadline) {
+                rec.flags |= uapi::REC_DEADLINE_MISS;
+            }
         }
         self.complete(ctx, cpu, rec);
     }
 
     fn user_wait_on(&self, ctx: &Sleepable, cpu: &CpuState) -> Result<Record> {
         // The previous activation's response time: it is back. Completed
-        // outside `user_lock`: a threshold trip in `complete` takes every
-        // CPU's user lock to wake the waiters.
+        // outside `user_lock` (`complete` may halt the session), under
+        // `produce`, which orders it before the kernel thread's records.
         {
             let _p = cpu.produce.lock(ctx);
             let prev = cpu.user_lock.lock(ctx).pending.take();
             if let Some(prev) = prev {
                 let response = ktime_ns() - prev.expected_ns as i64;
-                self.complete_pending(ctx, cpu, prev, Some(response));
+                self.complete_pending(ctx, cpu, prev, Response::Back(response));
             }
         }
         if !self.out.running() || cpu.stopping.load(Relaxed) {
@@ -706,38 +835,43 @@ impl Session {
         // Wait until the hard IRQ claims this waiter for an activation. A
         // waiter that leaves (signal, stop) withdraws first, so the kernel
         // thread records that activation: none is lost or uncounted.
-        match cpu.waiter.wait(ctx, || cpu.stopping.load(Relaxed)) {
-            Waited::Claimed => {}
-            Waited::Stopped => return Err(measure::eshutdown()),
-            Waited::Interrupted => return Err(EINTR),
-        }
-        // The activation that fired is ours: this task does the kernel
-        // thread's part, on the CPU it belongs to (the affinity is checked
-        // again with migration off).
-        let now = ktime_ns();
-        let pin = MigrateGuard::new();
-        if pin.cpu() != cpu.cpu || current_pinned_cpu() != Some(cpu.cpu) {
-            // Moved away meanwhile: the kernel thread takes the activation.
-            cpu.pass_to_thread();
-            return Err(EINVAL);
-        }
         let chan = &self.out.chans[cpu.chan];
-        let mut rec = cpu.fired_record(cpu.seq.load(Relaxed));
-        rec.lat_ns[Stage::Thread] = now - rec.expected_ns as i64;
-        rec.flags |= uapi::REC_DIRECT;
-        let tripped = self
-            .out
-            .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread]);
-        // Pending (waiting for its user stage and response) before the next
-        // activation is armed, so that the ring stays in order however late
-        // this task runs from here.
-        cpu.user_lock.lock(ctx).pending = Some(rec);
-        chan.unattended.store(false, Relaxed);
-        if !tripped && !cpu.stopping.load(Relaxed) {
-            cpu.arm_next();
-        }
-        rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
-        drop(pin);
+        let (mut rec, tripped) = loop {
+            match cpu.waiter.wait(ctx, || cpu.stopping.load(Relaxed)) {
+                Waited::Claimed => {}
+                Waited::Stopped => return Err(measure::eshutdown()),
+                Waited::Interrupted => return Err(EINTR),
+            }
+            // This task now runs in the kernel for the activation that
+            // fired: the thread stage. It is measured on the CPU it belongs
+            // to (the affinity is checked again with migration off); a
+            // waiter that moved leaves the activation to the kernel thread.
+            let now = ktime_ns();
+            let pin = MigrateGuard::new();
+            if pin.cpu() != cpu.cpu || current_pinned_cpu() != Some(cpu.cpu) {
+                return Err(EINVAL);
+            }
+            let mut g = cpu.user_lock.lock(ctx);
+            // Unless it ran so late that the kernel thread took it: then it
+            // waits for the next.
+            let Some(mut rec) = cpu.take_direct() else {
+                continue;
+            };
+            rec.lat_ns[Stage::Thread] = now - rec.expected_ns as i64;
+            rec.flags |= uapi::REC_DIRECT;
+            let tripped = self
+                .out
+                .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread]);
+            // Pending, waiting for its user stage and response; the kernel
+            // thread completes it if the waiter is not back by the next
+            // activation that finds no waiter.
+            g.pending = Some(rec);
+            drop(g);
+            chan.unattended.store(false, Relaxed);
+            // The user stage: what is left is the return to user space.
+            rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
+            break (rec, tripped);
+        };
         if tripped {
             self.halt(ctx, StopReason::Threshold);
         }

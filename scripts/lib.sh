@@ -111,7 +111,7 @@ toolchain_env() {
 own_cargo_target() {
 	local stamp=$CARGO_TARGET_DIR/.rtrs-checkout
 	[ "$(cat "$stamp" 2>/dev/null)" != "$RTRS_ROOT" ] || return 0
-	find "$RTRS_ROOT/lib/rtcore" "$RTRS_ROOT/tools/rtlat" "$RTRS_ROOT/Cargo.toml" "$RTRS_ROOT/Cargo.lock" \
+	find "$RTRS_ROOT/lib/rtcore" "$RTRS_ROOT/tools/rtlat" "$RTRS_ROOT/tools/rtlat-client" "$RTRS_ROOT/samples/rust" "$RTRS_ROOT/Cargo.toml" "$RTRS_ROOT/Cargo.lock" \
 		-name target -prune -o -type f -print0 2>/dev/null | xargs -0 -r touch
 	mkdir -p "$CARGO_TARGET_DIR" && echo "$RTRS_ROOT" >"$stamp"
 }

@@ -112,10 +112,12 @@ static void sleep_ms(int ms)
 TEST(uapi_layout)
 {
 	/* Must match lib/rtcore/src/uapi.rs (CONFIG_SIZE etc.). */
-	ASSERT_EQ(96, sizeof(struct rtlat_config));
+	ASSERT_EQ(104, sizeof(struct rtlat_config));
+	ASSERT_EQ(RTLAT_CONFIG_SIZE_V1, offsetof(struct rtlat_config, deadline_ns));
 	ASSERT_EQ(64, sizeof(struct rtlat_record));
-	ASSERT_EQ(176, sizeof(struct rtlat_status));
+	ASSERT_EQ(184, sizeof(struct rtlat_status));
 	ASSERT_EQ(RTLAT_STATUS_SIZE_V1, offsetof(struct rtlat_status, unattended));
+	ASSERT_EQ(RTLAT_STATUS_SIZE_V2, offsetof(struct rtlat_status, deadline_misses));
 	ASSERT_EQ(168, sizeof(struct rtlat_stats));
 	ASSERT_EQ(8, offsetof(struct rtlat_config, period_ns));
 	ASSERT_EQ(56, offsetof(struct rtlat_config, threshold_ns));
@@ -172,6 +174,8 @@ TEST_F(dev, config_validation)
 	} cases[] = {
 #define CASE(w, stmt) { w, ({ void f(struct rtlat_config *c) { stmt; } f; }) }
 		CASE("size", c->size = 95),
+		CASE("size of the first layout", c->size = RTLAT_CONFIG_SIZE_V1),
+		CASE("deadline without user stage", c->deadline_ns = 1000000),
 		CASE("version", c->version = 2),
 		CASE("period too short", c->period_ns = RTLAT_PERIOD_MIN_NS - 1),
 		CASE("period too long", c->period_ns = RTLAT_PERIOD_MAX_NS + 1),
@@ -836,20 +840,27 @@ TEST_F(dev, rmmod_refused_while_open)
 }
 
 /* The older STATUS layout (programs built against the first header) works. */
-TEST_F(dev, status_v1_layout)
+/* Programs built against the older layouts keep their ioctls. */
+TEST_F(dev, older_layouts)
 {
+	static const unsigned int sizes[] = { RTLAT_STATUS_SIZE_V1, RTLAT_STATUS_SIZE_V2 };
 	unsigned char buf[sizeof(struct rtlat_status)];
 	struct rtlat_config c;
+	int i;
 
+	/* The first config (no deadline) under its own ioctl number. */
 	default_config(&c);
-	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
-	memset(buf, 0xa5, sizeof(buf));
-	ASSERT_EQ(0, ioctl(self->fd, _IOR(RTLAT_IOC_MAGIC, 4, char[RTLAT_STATUS_SIZE_V1]), buf));
-	ASSERT_EQ(RTLAT_STATUS_SIZE_V1, *(__u32 *)buf);
-	ASSERT_EQ(RTLAT_STATE_CONFIGURED, ((struct rtlat_status *)buf)->state);
-	/* Nothing written past the older layout. */
-	ASSERT_EQ(0xa5, buf[RTLAT_STATUS_SIZE_V1]);
-	ASSERT_EQ(0xa5, buf[sizeof(buf) - 1]);
+	c.size = RTLAT_CONFIG_SIZE_V1;
+	ASSERT_EQ(0, ioctl(self->fd, _IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V1]), &c));
+	for (i = 0; i < 2; i++) {
+		memset(buf, 0xa5, sizeof(buf));
+		ASSERT_EQ(0, ioctl(self->fd, _IOR(RTLAT_IOC_MAGIC, 4, char[sizes[i]]), buf));
+		ASSERT_EQ(sizes[i], *(__u32 *)buf);
+		ASSERT_EQ(RTLAT_STATE_CONFIGURED, ((struct rtlat_status *)buf)->state);
+		/* Nothing written past the older layout. */
+		ASSERT_EQ(0xa5, buf[sizes[i]]);
+		ASSERT_EQ(0xa5, buf[sizeof(buf) - 1]);
+	}
 }
 
 struct poller {
@@ -1106,7 +1117,7 @@ static void on_signal(int sig)
 }
 
 struct lone_wait {
-	int fd, cpu, rc, err;
+	int fd, cpu, rc, err, ready;
 };
 
 static void *lone_user_wait(void *arg)
@@ -1121,6 +1132,7 @@ static void *lone_user_wait(void *arg)
 		l->rc = -2;
 		return NULL;
 	}
+	__atomic_store_n(&l->ready, 1, __ATOMIC_RELEASE);
 	l->rc = ioctl(l->fd, RTLAT_IOC_USER_WAIT, &r);
 	l->err = errno;
 	return NULL;
@@ -1167,6 +1179,66 @@ TEST_F(dev, user_wait_interrupted)
  * A user-stage threshold trips as soon as the user stage is measured, not
  * when (or if) the waiter comes back for the next period.
  */
+/*
+ * A waiter moved off its CPU while blocked: the timer's IRQ claims it, it
+ * wakes on the other CPU and gets EINVAL, and the activation it was claimed
+ * for is recorded by the kernel thread at the next one (NO_WAITER, a thread
+ * stage of more than a period): nothing lost, the records in order.
+ */
+TEST_F(dev, user_waiter_moved)
+{
+	static struct rtlat_record r[64];
+	__u64 per_cpu[RTLAT_MAX_CPUS] = { 0 };
+	struct rtlat_config c;
+	struct rtlat_status s;
+	struct lone_wait l = { .cpu = 0 };
+	int stolen = 0, direct = 0, i;
+	cpu_set_t set;
+	pthread_t t;
+	ssize_t n;
+
+	ASSERT_LE(2, cpus_online());
+	default_config(&c);
+	c.stages |= 1 << RTLAT_STAGE_USER;
+	c.period_ns = 200000000;
+	c.cpus[0] = 1;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	l.fd = self->fd;
+	ASSERT_EQ(0, pthread_create(&t, NULL, lone_user_wait, &l));
+	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE))
+		sleep_ms(1);
+	/* Blocked in USER_WAIT by now; the first activation is 200 ms away. */
+	sleep_ms(20);
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	ASSERT_EQ(0, pthread_setaffinity_np(t, sizeof(set), &set));
+	pthread_join(t, NULL);
+	ASSERT_EQ(-1, l.rc);
+	ASSERT_EQ(EINVAL, l.err);
+	/* The next activation finds the claimed one untaken. */
+	sleep_ms(500);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	while ((n = read(self->fd, r, sizeof(r))) > 0) {
+		for (i = 0; i < n / (ssize_t)sizeof(r[0]); i++) {
+			ASSERT_EQ(0, r[i].cpu);
+			per_cpu[0]++;
+			if (r[i].flags & RTLAT_REC_DIRECT)
+				direct++;
+			if ((r[i].flags & RTLAT_REC_NO_WAITER) &&
+			    r[i].lat_ns[RTLAT_STAGE_THREAD] > (__s64)c.period_ns / 2)
+				stolen++;
+		}
+	}
+	TH_LOG("%llu records, %d taken from the moved waiter", (unsigned long long)per_cpu[0],
+	       stolen);
+	ASSERT_EQ(0, status(self->fd, &s));
+	EXPECT_EQ(0, direct);
+	EXPECT_EQ(1, stolen);
+	EXPECT_EQ(s.produced, per_cpu[0]);
+	EXPECT_EQ(s.produced, s.delivered + s.dropped);
+}
+
 TEST_F(dev, user_threshold_trips_at_once)
 {
 	struct rtlat_config c;

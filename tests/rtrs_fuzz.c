@@ -866,6 +866,10 @@ static int config_validity(const struct rtlat_config *c, int edu, const __u64 *o
 	}
 	if (edu && c->threshold_ns[RTLAT_STAGE_RESPONSE])
 		return *why = "response threshold (rtedu)", V_INVALID;
+	if (c->deadline_ns && !user)
+		return *why = "deadline without the user stage", V_INVALID;
+	if (edu && c->deadline_ns)
+		return *why = "deadline (rtedu)", V_INVALID;
 	if (c->priority < 1 || c->priority > 99)
 		return *why = "priority", V_INVALID;
 	if (c->flags & ~RTLAT_CFG_TRACING_OFF)
@@ -965,6 +969,8 @@ static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, cha
 	}
 	if (chance(r, 3))
 		c->flags = RTLAT_CFG_TRACING_OFF;
+	if ((c->stages & 1 << RTLAT_STAGE_USER) && !d->edu && chance(r, 25))
+		c->deadline_ns = chance(r, 50) ? 1 + below(r, 100000) : below(r, 2000000000);
 	/* Small rings mostly: CONFIG allocates them under the device's session lock. */
 	if (chance(r, 88))
 		c->ring_records = chance(r, 80) ? 1U << below(r, 9) : 1U << (9 + below(r, 5));
@@ -1048,6 +1054,11 @@ static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, cha
 			what = "threshold";
 			break;
 		case 7:
+			if (chance(r, 50)) {
+				c->deadline_ns = PICK(r, 1, ~0ULL, 1000000);
+				what = "deadline";
+				break;
+			}
 			c->flags = PICK(r, 1 << 1, ~0U, 1U << 31, 3);
 			what = "flags";
 			break;
@@ -1121,8 +1132,9 @@ static void check_record(struct thr *t, struct dev *d, const struct rtlat_record
 		     where, r->cpu, (unsigned long long)cpus[0]);
 		return;
 	}
-	if (fl & ~(0x1fU | RTLAT_REC_NO_WAITER | RTLAT_REC_DIRECT) ||
-	    ((fl & RTLAT_REC_DIRECT) && (fl & RTLAT_REC_NO_WAITER)))
+	if (fl & ~(0x1fU | RTLAT_REC_NO_WAITER | RTLAT_REC_DIRECT | RTLAT_REC_DEADLINE_MISS) ||
+	    ((fl & RTLAT_REC_DIRECT) && (fl & RTLAT_REC_NO_WAITER)) ||
+	    ((fl & RTLAT_REC_DEADLINE_MISS) && (fl & RTLAT_REC_NO_USER)))
 		fail(t, C_RECORD, "%s %s: unknown or contradictory record flags %#x", d->name,
 		     where, fl);
 	/* The timer's IRQ hands a waiter its activation itself. */
@@ -1491,12 +1503,14 @@ static unsigned int gen_bad_cmd(struct rng *r, struct dev *d, char *desc, size_t
 	static const unsigned int known[] = {
 		RTLAT_IOC_CONFIG, RTLAT_IOC_START, RTLAT_IOC_STOP, RTLAT_IOC_STATUS,
 		RTLAT_IOC_STATS, RTLAT_IOC_RESET, RTLAT_IOC_USER_WAIT,
-		/* The STATUS of RTLAT_VERSION 1 binaries (rtlat.h). */
+		/* The older layouts' CONFIG and STATUS (rtlat.h). */
 		_IOC(_IOC_READ, RTLAT_IOC_MAGIC, 4, RTLAT_STATUS_SIZE_V1),
+		_IOC(_IOC_READ, RTLAT_IOC_MAGIC, 4, RTLAT_STATUS_SIZE_V2),
+		_IOC(_IOC_WRITE, RTLAT_IOC_MAGIC, 1, RTLAT_CONFIG_SIZE_V1),
 		/* rtedu's own, known on rtedu only: */
 		RTEDU_IOC_INFO, RTEDU_IOC_FACTORIAL, RTEDU_IOC_DMA,
 	};
-	const unsigned int nr_rtlat = 8;	/* the first 8 above */
+	const unsigned int nr_rtlat = 10;	/* the first 10 above */
 	/* Handled by the VFS before the driver (fs/ioctl.c), whatever the file. */
 	static const unsigned int vfs_types[] = { 0x00, 0x15, 'T', 'X', 'f', 0x94 };
 	unsigned int magic = d->edu ? RTEDU_IOC_MAGIC : RTLAT_IOC_MAGIC, cmd;

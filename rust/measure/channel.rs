@@ -30,6 +30,8 @@ pub(crate) struct Channel {
     /// Per stage, in [`Stage`] index order.
     pub(super) stats: KVec<StageStats>,
     pub(crate) missed: Atomic<u64>,
+    /// Records flagged `REC_DEADLINE_MISS`.
+    pub(crate) deadline_misses: Atomic<u64>,
     /// Sampling on this channel stopped for good (its CPU went offline).
     pub(crate) went_offline: Atomic<bool>,
     /// Its latest activation found no user waiter (a user-stage session).
@@ -53,6 +55,7 @@ impl Channel {
             ring: new_kring(ring_records as usize)?,
             stats,
             missed: Atomic::new(0),
+            deadline_misses: Atomic::new(0),
             went_offline: Atomic::new(false),
             unattended: Atomic::new(false),
         })

@@ -51,15 +51,17 @@ fn config<S: Source, L: SessionLock<S>>(
     dev: &S::Device,
     id: u64,
     arg: usize,
+    len: usize,
 ) -> Result<isize> {
     if !task::capable_rt() {
         return Err(EPERM);
     }
     let mut buf = [0u8; uapi::CONFIG_SIZE];
-    UserSlice::new(UserPtr::from_addr(arg), buf.len())
+    let buf = &mut buf[..len];
+    UserSlice::new(UserPtr::from_addr(arg), len)
         .reader()
-        .read_slice(&mut buf)?;
-    let config = Config::decode(&buf).map_err(uapi_err)?;
+        .read_slice(buf)?;
+    let config = Config::decode(buf).map_err(uapi_err)?;
     // May file `id` configure? Checked again when the new session goes in.
     let may = |sh: &Sessions<S>| match &sh.session {
         Some(s) if sh.owner != id || s.output().running() => Err(EBUSY),
@@ -145,7 +147,8 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
     arg: usize,
 ) -> Result<isize> {
     match cmd {
-        ioc::CONFIG => config(ctx, lock, dev, id, arg),
+        ioc::CONFIG => config(ctx, lock, dev, id, arg, uapi::CONFIG_SIZE),
+        ioc::CONFIG_V1 => config(ctx, lock, dev, id, arg, uapi::CONFIG_SIZE_V1),
         ioc::START => {
             if !task::capable_rt() {
                 return Err(EPERM);
@@ -161,15 +164,15 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             owned(ctx, lock, id)?.output().reset();
             Ok(0)
         }
-        ioc::STATUS | ioc::STATUS_V1 => {
+        ioc::STATUS | ioc::STATUS_V2 | ioc::STATUS_V1 => {
             let st = session(ctx, lock)
                 .map(|s| s.output().status())
                 .unwrap_or_default();
             let mut buf = [0u8; uapi::STATUS_SIZE];
-            let len = if cmd == ioc::STATUS_V1 {
-                uapi::STATUS_SIZE_V1
-            } else {
-                uapi::STATUS_SIZE
+            let len = match cmd {
+                ioc::STATUS_V1 => uapi::STATUS_SIZE_V1,
+                ioc::STATUS_V2 => uapi::STATUS_SIZE_V2,
+                _ => uapi::STATUS_SIZE,
             };
             st.encode(&mut buf[..len]);
             UserSlice::new(UserPtr::from_addr(arg), len)
@@ -382,7 +385,7 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
     let st = out.status();
     seq_print!(
         m,
-        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {}\n",
+        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {} deadline_misses {}\n",
         name,
         st.state,
         st.stop_reason,
@@ -390,7 +393,8 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
         st.produced,
         st.delivered,
         st.dropped,
-        st.missed
+        st.missed,
+        st.deadline_misses
     );
     for chan in out.chans.iter() {
         for (stage, s) in Stage::ALL.into_iter().zip(chan.stats.iter()) {

@@ -199,6 +199,7 @@ impl Output {
                 s.reset();
             }
             c.missed.store(0, Relaxed);
+            c.deadline_misses.store(0, Relaxed);
         }
     }
 
@@ -237,6 +238,7 @@ impl Output {
             s.delivered += k.delivered;
             s.dropped += k.dropped;
             s.missed += c.missed.load(Relaxed);
+            s.deadline_misses += c.deadline_misses.load(Relaxed);
         }
         s
     }

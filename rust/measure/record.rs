@@ -123,6 +123,9 @@ impl Output {
         if missed != 0 {
             chan.missed.fetch_add(missed, Relaxed);
         }
+        if rec.flags & uapi::REC_DEADLINE_MISS != 0 {
+            chan.deadline_misses.fetch_add(1, Relaxed);
+        }
         let tripped = self.account(ctx, chan, &rec, &Stage::ALL);
         if tripped.is_some() {
             rec.flags |= uapi::REC_THRESHOLD;

@@ -47,7 +47,13 @@ struct rtlat_config {
 	__u64 threshold_ns[RTLAT_NR_STAGES];	/* stop when exceeded; 0: none */
 	__u32 flags;			/* RTLAT_CFG_* */
 	__u32 ring_records;		/* per-CPU ring, power of two; 0: default */
+	/* Since size 104: a response (user stage needed) later than this, or
+	 * none by the next activation, is a deadline miss; 0: none. */
+	__u64 deadline_ns;
 };
+/* The first layout (without deadline_ns); RTLAT_IOC_CONFIG of programs built
+ * against it still works. */
+#define RTLAT_CONFIG_SIZE_V1	96
 
 #define RTLAT_REC_NO_USER	(1U << 0)	/* user stage not measured */
 #define RTLAT_REC_NO_RESPONSE	(1U << 1)	/* no response time */
@@ -60,6 +66,8 @@ struct rtlat_config {
 #define RTLAT_REC_DIRECT	(1U << 6)	/* the timer's IRQ woke the user
 						 * waiter itself: thread stage
 						 * taken by the waiter */
+#define RTLAT_REC_DEADLINE_MISS	(1U << 7)	/* response over deadline_ns, or
+						 * none by the next activation */
 
 /* One timer activation; read() returns whole records. */
 struct rtlat_record {
@@ -104,10 +112,14 @@ struct rtlat_status {
 	__u64 missed;
 	/* Since size 176: CPUs whose latest activation found no user waiter. */
 	__u64 unattended[RTLAT_CPU_WORDS];
+	/* Since size 184: records flagged RTLAT_REC_DEADLINE_MISS. */
+	__u64 deadline_misses;
 };
-/* The first layout (without unattended); RTLAT_IOC_STATUS of programs built
- * against it still works and gets that many bytes. */
+/* The earlier layouts (without unattended; without deadline_misses);
+ * RTLAT_IOC_STATUS of programs built against them still works and gets
+ * that many bytes. */
 #define RTLAT_STATUS_SIZE_V1	144
+#define RTLAT_STATUS_SIZE_V2	176
 
 /* Histogram layout: see lib/rtcore/src/hist.rs (log-linear, 64 per octave). */
 #define RTLAT_HIST_SUB_BITS	6

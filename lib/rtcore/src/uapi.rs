@@ -124,6 +124,9 @@ pub const REC_NO_WAITER: u32 = 1 << 5;
 /// Record flag: the timer's hard IRQ woke the user waiter itself; the thread
 /// stage is the waiter's time as it ran in the kernel, before the user stage.
 pub const REC_DIRECT: u32 = 1 << 6;
+/// Record flag: the response came later than the session's `deadline_ns`,
+/// or not before the next activation (then `lat_ns[RESPONSE]` is -1).
+pub const REC_DEADLINE_MISS: u32 = 1 << 7;
 
 /// Session states.
 pub const STATE_IDLE: u32 = 0;
@@ -198,11 +201,16 @@ impl StopReason {
 pub const IOC_MAGIC: u32 = 0xb7;
 
 /// Byte size of [`Config`].
-pub const CONFIG_SIZE: usize = 8 + 8 + 8 * CPU_WORDS + 4 + 4 + 8 * NR_STAGES + 4 + 4;
+pub const CONFIG_SIZE: usize = CONFIG_SIZE_V1 + 8;
+/// Byte size of the first [`Config`] (without `deadline_ns`), which the
+/// kernel still takes from programs built against it.
+pub const CONFIG_SIZE_V1: usize = 8 + 8 + 8 * CPU_WORDS + 4 + 4 + 8 * NR_STAGES + 4 + 4;
 /// Byte size of [`Record`].
 pub const RECORD_SIZE: usize = 64;
 /// Byte size of [`Status`].
-pub const STATUS_SIZE: usize = STATUS_SIZE_V1 + 8 * CPU_WORDS;
+pub const STATUS_SIZE: usize = STATUS_SIZE_V2 + 8;
+/// Byte size of the second [`Status`] (without `deadline_misses`).
+pub const STATUS_SIZE_V2: usize = STATUS_SIZE_V1 + 8 * CPU_WORDS;
 /// Byte size of the first [`Status`] (without `unattended`), which the
 /// kernel still answers for programs built against it.
 pub const STATUS_SIZE_V1: usize =
@@ -302,6 +310,10 @@ pub struct Config {
     pub flags: u32,
     /// Records per CPU ring (power of two; 0 for the default).
     pub ring_records: u32,
+    /// The user stage's deadline: a response time over this many ns, or
+    /// none because the waiter had not come back by the next activation,
+    /// is a deadline miss, flagged and counted (0: no deadline).
+    pub deadline_ns: u64,
 }
 
 impl Default for Config {
@@ -314,14 +326,17 @@ impl Default for Config {
             threshold_ns: [0; NR_STAGES],
             flags: 0,
             ring_records: 0,
+            deadline_ns: 0,
         }
     }
 }
 
 impl Config {
-    /// Decodes and validates a config (everything but the CPUs' online state).
+    /// Decodes and validates a config (everything but the CPUs' online
+    /// state), of either layout (the first has no deadline).
     pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
-        let mut r = header(b, CONFIG_SIZE)?;
+        let v1 = b.len() == CONFIG_SIZE_V1;
+        let mut r = header(b, if v1 { CONFIG_SIZE_V1 } else { CONFIG_SIZE })?;
         let mut c = Config {
             period_ns: r.u64(),
             ..Default::default()
@@ -336,6 +351,9 @@ impl Config {
         }
         c.flags = r.u32();
         c.ring_records = r.u32();
+        if !v1 {
+            c.deadline_ns = r.u64();
+        }
         c.validate()?;
         Ok(c)
     }
@@ -355,6 +373,8 @@ impl Config {
             || self.flags & !CFG_FLAGS != 0
             || (self.ring_records != 0
                 && (!self.ring_records.is_power_of_two() || self.ring_records > RING_MAX))
+            // A deadline is on the response, which only a user stage has.
+            || (self.deadline_ns != 0 && !self.user_stage())
         {
             return Err(UapiError::Invalid);
         }
@@ -377,6 +397,7 @@ impl Config {
         }
         w.u32(self.flags);
         w.u32(self.ring_records);
+        w.u64(self.deadline_ns);
     }
 
     /// The CPUs a session of this config samples, as a bitmap: the set
@@ -533,15 +554,17 @@ pub struct Status {
     /// CPUs of a user-stage session whose latest activation found no user
     /// waiter (recorded with [`REC_NO_WAITER`] by the kernel thread).
     pub unattended: [u64; CPU_WORDS],
+    /// Records flagged [`REC_DEADLINE_MISS`], over all CPUs.
+    pub deadline_misses: u64,
 }
 
 impl Status {
-    /// Encodes into `b`, which is [`STATUS_SIZE`] or [`STATUS_SIZE_V1`]
-    /// bytes long (the older layout, for the older ioctl); the size field
-    /// says which.
+    /// Encodes into `b`, which is [`STATUS_SIZE`], [`STATUS_SIZE_V2`] or
+    /// [`STATUS_SIZE_V1`] bytes long (an older layout, for its older
+    /// ioctl: the fields it has); the size field says which.
     pub fn encode(&self, b: &mut [u8]) {
         let size = b.len();
-        debug_assert!(size == STATUS_SIZE || size == STATUS_SIZE_V1);
+        debug_assert!([STATUS_SIZE, STATUS_SIZE_V2, STATUS_SIZE_V1].contains(&size));
         let mut w = Wr { b, at: 0 };
         w.u32(size as u32);
         w.u32(VERSION);
@@ -562,18 +585,24 @@ impl Status {
         w.u64(self.delivered);
         w.u64(self.dropped);
         w.u64(self.missed);
-        if size == STATUS_SIZE {
+        if size >= STATUS_SIZE_V2 {
             for &c in self.unattended.iter() {
                 w.u64(c);
             }
         }
+        if size >= STATUS_SIZE {
+            w.u64(self.deadline_misses);
+        }
     }
 
-    /// Decodes a status of either layout (the older one has no
-    /// `unattended`).
+    /// Decodes a status of any layout (the older ones lack the newer
+    /// fields, left zero).
     pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
-        let v1 = b.len() == STATUS_SIZE_V1;
-        let mut r = header(b, if v1 { STATUS_SIZE_V1 } else { STATUS_SIZE })?;
+        let size = match b.len() {
+            n @ (STATUS_SIZE_V1 | STATUS_SIZE_V2) => n,
+            _ => STATUS_SIZE,
+        };
+        let mut r = header(b, size)?;
         let mut s = Status {
             state: r.u32(),
             stop_reason: r.u32(),
@@ -594,10 +623,13 @@ impl Status {
         s.delivered = r.u64();
         s.dropped = r.u64();
         s.missed = r.u64();
-        if !v1 {
+        if size >= STATUS_SIZE_V2 {
             for c in s.unattended.iter_mut() {
                 *c = r.u64();
             }
+        }
+        if size >= STATUS_SIZE {
+            s.deadline_misses = r.u64();
         }
         Ok(s)
     }
@@ -734,6 +766,8 @@ pub mod ioc {
 
     /// `_IOW(0xb7, 1, struct rtlat_config)`: configure a session.
     pub const CONFIG: u32 = ioc(W, 1, CONFIG_SIZE);
+    /// The same ioctl with the first layout of `struct rtlat_config`.
+    pub const CONFIG_V1: u32 = ioc(W, 1, CONFIG_SIZE_V1);
     /// `_IO(0xb7, 2)`: start sampling.
     pub const START: u32 = ioc(0, 2, 0);
     /// `_IO(0xb7, 3)`: stop sampling.
@@ -742,6 +776,8 @@ pub mod ioc {
     pub const STATUS: u32 = ioc(R, 4, STATUS_SIZE);
     /// The same ioctl with the first layout of `struct rtlat_status`.
     pub const STATUS_V1: u32 = ioc(R, 4, STATUS_SIZE_V1);
+    /// The same ioctl with the second layout (without `deadline_misses`).
+    pub const STATUS_V2: u32 = ioc(R, 4, STATUS_SIZE_V2);
     /// `_IOWR(0xb7, 5, struct rtlat_stats)`.
     pub const STATS: u32 = ioc(R | W, 5, STATS_SIZE);
     /// `_IO(0xb7, 6)`: reset statistics, keep sampling.
@@ -795,13 +831,16 @@ mod tests {
 
     #[test]
     fn sizes_are_what_the_header_says() {
-        assert_eq!(CONFIG_SIZE, 96);
+        assert_eq!(CONFIG_SIZE_V1, 96);
+        assert_eq!(CONFIG_SIZE, 104);
         assert_eq!(RECORD_SIZE, 64);
         assert_eq!(STATUS_SIZE_V1, 144);
-        assert_eq!(STATUS_SIZE, 176);
+        assert_eq!(STATUS_SIZE_V2, 176);
+        assert_eq!(STATUS_SIZE, 184);
         assert_eq!(STATS_SIZE, 168);
         assert_eq!(ioc::START, 0xb702);
-        assert_eq!(ioc::CONFIG, 0x4060_b701);
+        assert_eq!(ioc::CONFIG_V1, 0x4060_b701);
+        assert_eq!(ioc::CONFIG, 0x4068_b701);
     }
 
     #[test]
@@ -863,12 +902,30 @@ mod tests {
             |c: &mut Config| c.stages |= 1 << 7,
             |c: &mut Config| c.flags = 1 << 9,
             |c: &mut Config| c.ring_records = 1000,
+            // A deadline without the user stage, whose response it bounds.
+            |c: &mut Config| c.deadline_ns = 500_000,
         ] {
             let mut x = Config::default();
             f(&mut x);
             x.encode(&mut b);
             assert_eq!(Config::decode(&b), Err(UapiError::Invalid), "{x:?}");
         }
+        // A deadline with the user stage; the first layout has none.
+        let mut u = Config {
+            stages: Stage::Irq.bit() | Stage::Thread.bit() | Stage::User.bit(),
+            deadline_ns: 500_000,
+            ..Default::default()
+        };
+        u.encode(&mut b);
+        assert_eq!(Config::decode(&b), Ok(u));
+        let mut b1 = [0u8; CONFIG_SIZE_V1];
+        b1.copy_from_slice(&b[..CONFIG_SIZE_V1]);
+        b1[..4].copy_from_slice(&(CONFIG_SIZE_V1 as u32).to_ne_bytes());
+        u.deadline_ns = 0;
+        assert_eq!(Config::decode(&b1), Ok(u));
+        // A first-layout size field on a buffer of the new size: refused.
+        b[..4].copy_from_slice(&(CONFIG_SIZE_V1 as u32).to_ne_bytes());
+        assert_eq!(Config::decode(&b), Err(UapiError::Size));
     }
 
     #[test]
@@ -890,6 +947,7 @@ mod tests {
             delivered: 7,
             dropped: 2,
             unattended: [0b10, 0, 0, 1],
+            deadline_misses: 3,
             ..Default::default()
         };
         let mut b = [0u8; STATUS_SIZE];
@@ -903,6 +961,13 @@ mod tests {
         let old = Status::decode(&b1).unwrap();
         assert_eq!(old.unattended, [0; CPU_WORDS]);
         assert_eq!(old.produced, 9);
+        // The second: `unattended` too, no deadline misses.
+        let mut b2 = [0u8; STATUS_SIZE_V2];
+        s.encode(&mut b2);
+        assert_eq!(b2[..4], (STATUS_SIZE_V2 as u32).to_ne_bytes());
+        assert_eq!(b2[8..], b[8..STATUS_SIZE_V2]);
+        let old = Status::decode(&b2).unwrap();
+        assert_eq!((old.unattended, old.deadline_misses), (s.unattended, 0));
         let st = Stats {
             cpu: 1,
             stage: 2,

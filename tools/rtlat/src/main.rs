@@ -13,7 +13,6 @@ mod cli;
 mod collect;
 mod compare;
 mod cyclictest;
-mod device;
 mod files;
 mod gate;
 mod generate;
@@ -36,6 +35,7 @@ mod user;
 use std::{process::ExitCode, time::Duration};
 
 use clap::Parser;
+use rtlat_client::device;
 
 use cli::{Cli, Cmd};
 use mode::{Hist, Top};

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The tool's own real-time set-up: pinning a thread to a CPU (or a set),
-//! SCHED_FIFO for the user-stage threads, and locking the process's memory.
+//! SCHED_FIFO for the user-stage threads, and locking the process's memory
+//! (the client library's, with the tool's choice of housekeeping CPUs).
 
 /// Restricts the calling thread to `cpus` (and the threads it starts
 /// after).
@@ -34,43 +35,11 @@ pub fn current_cpu() -> Option<u32> {
     u32::try_from(unsafe { libc::sched_getcpu() }).ok()
 }
 
-/// Pins the calling thread to `cpu`.
-pub fn pin_to(cpu: u32) -> Result<(), String> {
-    set_affinity(&[cpu]).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))
-}
-
-/// Lets the calling thread run on `cpus` (and the threads it starts after).
-pub fn set_affinity(cpus: &[u32]) -> std::io::Result<()> {
-    // SAFETY: A plain syscall on the calling thread with an initialised set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as u32) {
-            libc::CPU_SET(c as usize, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// Makes the calling thread SCHED_FIFO at `prio` and pins it to `cpu` (in
-/// that order: it reaches a busy CPU at its priority, not behind it).
-pub fn set_fifo_pinned(cpu: u32, prio: u32) -> Result<(), String> {
-    // SAFETY: A plain syscall on the calling thread with initialised arguments.
-    unsafe {
-        let p = libc::sched_param {
-            sched_priority: prio as i32,
-        };
-        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
-            return Err(format!(
-                "cannot set SCHED_FIFO {prio}: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
-    pin_to(cpu)
-}
+pub use rtlat_client::sched::{
+    pin_to,
+    set_affinity,
+    set_fifo_pinned, //
+};
 
 /// Where the tool's own threads (the reader, the status loop) run: the
 /// CPUs of `--housekeeping` if given, else the `online` CPUs not
@@ -99,12 +68,8 @@ pub fn housekeeping(
 /// Locks the process's memory, current and future (for the user-stage
 /// threads); a failure is a warning, not an error.
 pub fn lock_memory() {
-    // SAFETY: mlockall has no memory-safety preconditions.
-    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
-        eprintln!(
-            "rtlat: WARNING: mlockall: {}",
-            std::io::Error::last_os_error()
-        );
+    if let Err(e) = rtlat_client::sched::lock_memory() {
+        eprintln!("rtlat: WARNING: mlockall: {e}");
     }
 }
 
