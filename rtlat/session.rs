@@ -209,11 +209,10 @@ enum Response {
     /// The waiter came back for the next activation this many ns after
     /// the expected expiry: its response time.
     Back(i64),
-    /// The next activation found the waiter still away, this many ns after
-    /// the expected expiry: the response is later than that.
-    Overran(i64),
-    /// The session stopped before the waiter came back.
-    Ended,
+    /// The waiter was still away this many ns after the expected expiry,
+    /// when the next activation found no waiter or the session stopped:
+    /// the response is later than that.
+    Away(i64),
 }
 
 /// The user waiter's side, shared with the kernel thread under `user_lock`.
@@ -256,17 +255,16 @@ impl HardTimerCallback for CpuState {
             this.claimed
                 .missed
                 .store(this.pending_missed.load(Relaxed), Relaxed);
-            // Before the claim, which orders it for the waiter; only this
-            // hard IRQ sets `direct`, and only while it is 0.
-            this.direct.store(seq, Release);
-            if this.waiter.claim_and_wake(irq) {
+            if let Some(claimed) = this.waiter.claim(irq) {
+                // Only this hard IRQ sets `direct`, and only while it is 0;
+                // the release orders the snapshot above for the taker.
+                this.direct.store(seq, Release);
+                claimed.wake();
                 if this.stopping.load(Relaxed) {
                     return HrTimerRestart::NoRestart;
                 }
                 return this.forward(ctx, expected);
             }
-            // Withdrawn meanwhile: nobody took it.
-            this.direct.store(0, Relaxed);
         }
         this.irq_lat.store(now - expected, Relaxed);
         this.irq_idle.store(idle, Relaxed);
@@ -320,8 +318,9 @@ impl CpuState {
     }
 
     /// Arms the next activation; runs on this CPU (its kernel thread, bound
-    /// there, or its user waiter with migration off: the timer is pinned), by
-    /// whoever handled the previous one.
+    /// there: the timer is pinned), after the kernel thread handled the
+    /// previous one (the hard IRQ forwards the timer itself when it hands
+    /// one to the user waiter).
     fn arm_next(&self) {
         let now = ktime_ns();
         let mut next = self.expected.load(Relaxed);
@@ -398,6 +397,10 @@ impl CpuState {
     /// still there: its record with the irq stage, `direct` cleared. The
     /// waiter and the kernel thread race for it; the caller holds
     /// `user_lock`, so that the winner's pending record is seen by the other.
+    /// `direct` goes from 0 to a sequence number only in the hard IRQ, after
+    /// it wrote the snapshot, and back to 0 only here: a taker that read the
+    /// snapshot under a nonzero `direct` and clears that same value read
+    /// that activation's.
     fn take_direct(&self) -> Option<Record> {
         let seq = self.direct.load(Acquire);
         if seq == 0 {
@@ -501,12 +504,14 @@ impl RtThreadFn for Worker {
         cpu.arm_next();
         let mut handled = 0u64;
         loop {
-            let fired = ctx
-                .wait_until(|| cpu.irq_seq.load(Acquire) != handled || cpu.stopping.load(Relaxed));
-            if !fired || cpu.stopping.load(Relaxed) {
+            ctx.wait_until(|| cpu.irq_seq.load(Acquire) != handled || cpu.stopping.load(Relaxed));
+            let now = ktime_ns();
+            if cpu.irq_seq.load(Acquire) == handled {
+                // Told to stop, and nothing fired meanwhile. (An activation
+                // that fired is recorded first, whatever stopped the
+                // session: none goes uncounted.)
                 break;
             }
-            let now = ktime_ns();
             handled = cpu.irq_seq.load(Acquire);
             let mut rec = cpu.fired_record(handled);
             rec.lat_ns[Stage::Thread] = now - cpu.expected.load(Relaxed);
@@ -671,14 +676,17 @@ impl Source for Session {
             let stolen = cpu.take_direct();
             drop(g);
             let _p = cpu.produce.lock(ctx);
+            let now = ktime_ns();
             if let Some(rec) = pending {
-                self.complete_pending(ctx, cpu, rec, Response::Ended);
+                let away = now - rec.expected_ns as i64;
+                self.complete_pending(ctx, cpu, rec, Response::Away(away));
             }
             if let Some(mut m) = stolen {
                 m.flags |= uapi::REC_NO_THREAD
                     | uapi::REC_NO_USER
                     | uapi::REC_NO_RESPONSE
                     | uapi::REC_NO_WAITER;
+                self.flag_missed_deadline(&mut m, now);
                 self.complete(ctx, cpu, m);
             }
         }
@@ -748,12 +756,6 @@ impl Session {
     /// previous record, still without its response, goes first.
     fn thread_done(&self, ctx: &Sleepable, cpu: &CpuState, mut rec: Record) {
         let chan = &self.out.chans[cpu.chan];
-        if self
-            .out
-            .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread])
-        {
-            self.halt(ctx, StopReason::Threshold);
-        }
         chan.unattended.store(true, Relaxed);
         let _p = cpu.produce.lock(ctx);
         // The waiter's record still waiting for its response, and the
@@ -765,14 +767,15 @@ impl Session {
         };
         let now = ktime_ns();
         if let Some(prev) = pending {
-            let late = now - prev.expected_ns as i64;
-            self.complete_pending(ctx, cpu, prev, Response::Overran(late));
+            let away = now - prev.expected_ns as i64;
+            self.complete_pending(ctx, cpu, prev, Response::Away(away));
         }
         if let Some(mut m) = stolen {
             // Handled now, by the kernel thread: its thread stage says how
-            // late (more than a period).
+            // late (more than a period); the loop missed it.
             m.lat_ns[Stage::Thread] = now - m.expected_ns as i64;
             m.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
+            self.flag_missed_deadline(&mut m, now);
             if self
                 .out
                 .check_early(chan, &mut m, &[Stage::Irq, Stage::Thread])
@@ -781,38 +784,49 @@ impl Session {
             }
             self.complete(ctx, cpu, m);
         }
+        if self
+            .out
+            .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread])
+        {
+            self.halt(ctx, StopReason::Threshold);
+        }
         rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
         self.complete(ctx, cpu, rec);
+    }
+
+    /// Flags `rec` `REC_DEADLINE_MISS` if its loop was still away `now`,
+    /// later than the deadline.
+    fn flag_missed_deadline(&self, rec: &mut Record, now: i64) {
+        let deadline = self.out.config.deadline_ns;
+        let away = now - rec.expected_ns as i64;
+        if deadline != 0 && away > 0 && away as u64 > deadline {
+            rec.flags |= uapi::REC_DEADLINE_MISS;
+        }
     }
 
     /// Completes a record handed to a waiter, with its response time if the
     /// waiter came back for the next one (else `REC_NO_RESPONSE`, and
     /// `REC_NO_USER` if it did not even return to user space with it), and
-    /// `REC_DEADLINE_MISS` if the response is known or bound to be later
-    /// than the session's deadline. The caller holds `cpu.produce`.
+    /// `REC_DEADLINE_MISS` if the response is, or is bound to be, later than
+    /// the session's deadline. The caller holds `cpu.produce`.
     fn complete_pending(&self, ctx: &Sleepable, cpu: &CpuState, mut rec: Record, r: Response) {
-        let at_least = match r {
+        let deadline = self.out.config.deadline_ns;
+        let late = match r {
             Response::Back(t) => {
                 rec.lat_ns[Stage::Response] = t;
-                Some(t)
+                t
             }
-            Response::Overran(t) => {
+            Response::Away(t) => {
                 rec.flags |= uapi::REC_NO_RESPONSE;
-                Some(t)
-            }
-            Response::Ended => {
-                rec.flags |= uapi::REC_NO_RESPONSE;
-                None
+                t
             }
         };
         if rec.lat_ns[Stage::User] < 0 {
             rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
             rec.lat_ns[Stage::Response] = -1;
-        } else {
-            let deadline = self.out.config.deadline_ns;
-            if deadline != 0 && at_least.is_some_and(|t| t > 0 && t as u64 > deadline) {
-                rec.flags |= uapi::REC_DEADLINE_MISS;
-            }
+        }
+        if deadline != 0 && late > 0 && late as u64 > deadline {
+            rec.flags |= uapi::REC_DEADLINE_MISS;
         }
         self.complete(ctx, cpu, rec);
     }

@@ -4,7 +4,8 @@
 //!
 //! A [`DirectWait`] is a slot for one waiting task. The waiter publishes
 //! itself and sleeps ([`DirectWait::wait`]); a hard-IRQ callback claims it
-//! and wakes it with `wake_up_process` ([`DirectWait::claim_and_wake`]): one
+//! ([`DirectWait::claim`]), publishes the event and wakes it with
+//! `wake_up_process` ([`Claimed::wake`]): one
 //! wake-up between the interrupt and the waiter, as a timer's own sleeper
 //! gets (`hrtimer_wakeup`), and no wait queue, whose lock sleeps on
 //! PREEMPT_RT. Whoever empties the slot owns the outcome: the hard IRQ when
@@ -51,6 +52,27 @@ pub(crate) enum Waited {
     Interrupted,
 }
 
+/// A waiter a hard IRQ claimed, to be woken.
+///
+/// # Invariants
+///
+/// `task` was alive when it was claimed, inside the RCU read-side critical
+/// section `_rcu` still holds: its memory stays until `_rcu` is dropped.
+pub(crate) struct Claimed<'a> {
+    task: *mut bindings::task_struct,
+    _rcu: rcu::Guard,
+    _irq: &'a HardIrq,
+}
+
+impl Claimed<'_> {
+    /// Wakes the claimed task (`wake_up_process`: raw locks only).
+    pub(crate) fn wake(self) {
+        // SAFETY: By the type invariant the task's memory is valid while
+        // `self` (and its RCU read-side section) lives.
+        unsafe { bindings::wake_up_process(self.task) };
+    }
+}
+
 /// A slot for one task waiting for a hard IRQ to claim and wake it.
 ///
 /// # Invariants
@@ -74,20 +96,18 @@ impl DirectWait {
         !self.task.load(Relaxed).is_null()
     }
 
-    /// In a hard IRQ: claims the waiting task, if there is one, and wakes
-    /// it; true if one was claimed. What the waiter must see of the event is
-    /// stored before this call (the claim orders it).
-    pub(crate) fn claim_and_wake(&self, _irq: &HardIrq) -> bool {
-        let _rcu = rcu::read_lock();
+    /// In a hard IRQ: claims the waiting task, if there is one. The caller
+    /// publishes the event, then wakes it ([`Claimed::wake`]).
+    pub(crate) fn claim<'a>(&self, irq: &'a HardIrq) -> Option<Claimed<'a>> {
+        let guard = rcu::read_lock();
         let task = self.task.xchg(core::ptr::null_mut(), Full);
-        if task.is_null() {
-            return false;
-        }
-        // SAFETY: By the type invariant the task was in `wait` when it was
-        // in the slot, so alive at the load; its memory outlives the RCU
-        // read-side section this runs in.
-        unsafe { bindings::wake_up_process(task) };
-        true
+        // INVARIANT: The task was in `wait` when it was in the slot (the
+        // type invariant), so alive at the exchange; `guard` is held.
+        (!task.is_null()).then_some(Claimed {
+            task,
+            _rcu: guard,
+            _irq: irq,
+        })
     }
 
     /// Any context: wakes the waiting task without claiming it, so that it
@@ -101,7 +121,8 @@ impl DirectWait {
         unsafe { ffi::rtrs_smp_mb() };
         let task = self.task.load(Acquire);
         if !task.is_null() {
-            // SAFETY: As in `claim_and_wake`.
+            // SAFETY: By the type invariant the task was in `wait`, so alive,
+            // at the load; its memory outlives this RCU read-side section.
             unsafe { bindings::wake_up_process(task) };
         }
     }

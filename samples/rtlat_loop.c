@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	       iterations, o.cpu, (unsigned long long)o.period_ns / 1000,
 	       (unsigned long long)o.deadline_ns / 1000, (long long)worst / 1000,
 	       (unsigned long long)st.deadline_misses);
-	/* EBUSY: `rtlat run --attach` streams them. */
+	/* (EBUSY if another process reads the device.) */
 	while ((n = rtlat_client_read(&c, recs, sizeof(recs) / sizeof(recs[0]))) > 0) {
 		for (i = 0; i < (unsigned long)n; i++) {
 			if (!(recs[i].flags & RTLAT_REC_DEADLINE_MISS))

@@ -176,6 +176,8 @@ TEST_F(dev, config_validation)
 		CASE("size", c->size = 95),
 		CASE("size of the first layout", c->size = RTLAT_CONFIG_SIZE_V1),
 		CASE("deadline without user stage", c->deadline_ns = 1000000),
+		CASE("deadline longer than the period",
+		     (c->stages |= 1 << RTLAT_STAGE_USER, c->deadline_ns = c->period_ns + 1)),
 		CASE("version", c->version = 2),
 		CASE("period too short", c->period_ns = RTLAT_PERIOD_MIN_NS - 1),
 		CASE("period too long", c->period_ns = RTLAT_PERIOD_MAX_NS + 1),
@@ -1208,8 +1210,9 @@ TEST_F(dev, user_waiter_moved)
 	ASSERT_EQ(0, pthread_create(&t, NULL, lone_user_wait, &l));
 	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
-	/* Blocked in USER_WAIT by now; the first activation is 200 ms away. */
-	sleep_ms(20);
+	/* Blocked in USER_WAIT by now, even in a slow guest; the first
+	 * activation is 200 ms after the start. */
+	sleep_ms(80);
 	CPU_ZERO(&set);
 	CPU_SET(1, &set);
 	ASSERT_EQ(0, pthread_setaffinity_np(t, sizeof(set), &set));

@@ -868,6 +868,8 @@ static int config_validity(const struct rtlat_config *c, int edu, const __u64 *o
 		return *why = "response threshold (rtedu)", V_INVALID;
 	if (c->deadline_ns && !user)
 		return *why = "deadline without the user stage", V_INVALID;
+	if (c->deadline_ns > c->period_ns)
+		return *why = "deadline longer than the period", V_INVALID;
 	if (edu && c->deadline_ns)
 		return *why = "deadline (rtedu)", V_INVALID;
 	if (c->priority < 1 || c->priority > 99)
@@ -970,7 +972,8 @@ static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, cha
 	if (chance(r, 3))
 		c->flags = RTLAT_CFG_TRACING_OFF;
 	if ((c->stages & 1 << RTLAT_STAGE_USER) && !d->edu && chance(r, 25))
-		c->deadline_ns = chance(r, 50) ? 1 + below(r, 100000) : below(r, 2000000000);
+		c->deadline_ns = chance(r, 80) ? 1 + below(r, c->period_ns) :
+				 c->period_ns + below(r, 1000000);
 	/* Small rings mostly: CONFIG allocates them under the device's session lock. */
 	if (chance(r, 88))
 		c->ring_records = chance(r, 80) ? 1U << below(r, 9) : 1U << (9 + below(r, 5));
@@ -1134,7 +1137,8 @@ static void check_record(struct thr *t, struct dev *d, const struct rtlat_record
 	}
 	if (fl & ~(0x1fU | RTLAT_REC_NO_WAITER | RTLAT_REC_DIRECT | RTLAT_REC_DEADLINE_MISS) ||
 	    ((fl & RTLAT_REC_DIRECT) && (fl & RTLAT_REC_NO_WAITER)) ||
-	    ((fl & RTLAT_REC_DEADLINE_MISS) && (fl & RTLAT_REC_NO_USER)))
+	    ((fl & RTLAT_REC_DEADLINE_MISS) && l[RTLAT_STAGE_RESPONSE] == -1 &&
+	     !(fl & RTLAT_REC_NO_RESPONSE)))
 		fail(t, C_RECORD, "%s %s: unknown or contradictory record flags %#x", d->name,
 		     where, fl);
 	/* The timer's IRQ hands a waiter its activation itself. */

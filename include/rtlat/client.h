@@ -24,8 +24,9 @@
  * the time until the next call is the iteration's response time, which the
  * kernel checks against deadline_ns: misses are counted (struct
  * rtlat_status, deadline_misses) and flagged in the records
- * (RTLAT_REC_DEADLINE_MISS) that a reader of the device streams, such as
- * `rtlat run --attach` or rtlat_client_read() after the stop.
+ * (RTLAT_REC_DEADLINE_MISS) that the device's reader gets: the application
+ * itself with rtlat_client_read() after rtlat_client_halt(), or another
+ * process reading the device meanwhile.
  *
  * Header only, for programs built with _GNU_SOURCE; every function returns
  * 0 (or a count) or -1 with errno set. See Documentation/rtlat-client.rst.
@@ -49,7 +50,8 @@ struct rtlat_client_opts {
 	const char *device;	/* "/dev/rtlat" */
 	unsigned int cpu;	/* the loop's CPU; the caller is pinned there */
 	__u64 period_ns;	/* RTLAT_PERIOD_MIN_NS..RTLAT_PERIOD_MAX_NS */
-	__u64 deadline_ns;	/* each iteration's deadline; 0: none */
+	__u64 deadline_ns;	/* each iteration's deadline, at most the period;
+				 * 0: none */
 	int priority;		/* SCHED_FIFO priority of the caller, 1..99 */
 	int kernel_priority;	/* of the kernel thread recording the periods
 				 * the loop was not back for */
@@ -72,7 +74,8 @@ struct rtlat_client {
  * Locks memory (if asked), makes the calling thread SCHED_FIFO at
  * o->priority on o->cpu, and configures and starts a session measuring
  * every stage on that CPU. The loop calls rtlat_client_wait() from this
- * thread.
+ * thread. On failure the memory lock and the scheduling already set stay
+ * (errno says what failed).
  */
 static inline int rtlat_client_start(struct rtlat_client *c, const struct rtlat_client_opts *o)
 {
@@ -104,7 +107,13 @@ static inline int rtlat_client_start(struct rtlat_client *c, const struct rtlat_
 	c->fd = open(o->device ? o->device : "/dev/rtlat", O_RDWR | O_CLOEXEC);
 	if (c->fd < 0)
 		return -1;
-	if (ioctl(c->fd, RTLAT_IOC_CONFIG, &cfg) || ioctl(c->fd, RTLAT_IOC_START)) {
+	err = ioctl(c->fd, RTLAT_IOC_CONFIG, &cfg);
+	if (err && errno == ENOTTY && !cfg.deadline_ns) {
+		/* A module older than deadlines: its layout, without one. */
+		cfg.size = RTLAT_CONFIG_SIZE_V1;
+		err = ioctl(c->fd, _IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V1]), &cfg);
+	}
+	if (err || ioctl(c->fd, RTLAT_IOC_START)) {
 		err = errno;
 		close(c->fd);
 		c->fd = -1;
@@ -139,7 +148,7 @@ static inline int rtlat_client_halt(struct rtlat_client *c)
 /*
  * Up to n records of the session (with their response times and deadline
  * flags); after rtlat_client_halt(), 0 once all were read. EBUSY while
- * another reader (`rtlat run --attach`) streams them.
+ * another process reads them.
  */
 static inline ssize_t rtlat_client_read(struct rtlat_client *c, struct rtlat_record *r, size_t n)
 {

@@ -48,7 +48,8 @@ struct rtlat_config {
 	__u32 flags;			/* RTLAT_CFG_* */
 	__u32 ring_records;		/* per-CPU ring, power of two; 0: default */
 	/* Since size 104: a response (user stage needed) later than this, or
-	 * none by the next activation, is a deadline miss; 0: none. */
+	 * none while the waiter has been away longer, is a deadline miss;
+	 * at most period_ns; 0: none. */
 	__u64 deadline_ns;
 };
 /* The first layout (without deadline_ns); RTLAT_IOC_CONFIG of programs built
@@ -61,13 +62,13 @@ struct rtlat_config {
 #define RTLAT_REC_THRESHOLD	(1U << 3)	/* this activation tripped */
 #define RTLAT_REC_NO_THREAD	(1U << 4)	/* thread stage not measured */
 #define RTLAT_REC_NO_WAITER	(1U << 5)	/* user stage on, no waiter was
-						 * blocked: the kernel thread
-						 * recorded it */
+						 * blocked, or it did not run
+						 * with the activation */
 #define RTLAT_REC_DIRECT	(1U << 6)	/* the timer's IRQ woke the user
 						 * waiter itself: thread stage
 						 * taken by the waiter */
 #define RTLAT_REC_DEADLINE_MISS	(1U << 7)	/* response over deadline_ns, or
-						 * none by the next activation */
+						 * none and away longer */
 
 /* One timer activation; read() returns whole records. */
 struct rtlat_record {

@@ -125,7 +125,8 @@ pub const REC_NO_WAITER: u32 = 1 << 5;
 /// stage is the waiter's time as it ran in the kernel, before the user stage.
 pub const REC_DIRECT: u32 = 1 << 6;
 /// Record flag: the response came later than the session's `deadline_ns`,
-/// or not before the next activation (then `lat_ns[RESPONSE]` is -1).
+/// or had not come while the waiter had been away longer than that (then
+/// `lat_ns[RESPONSE]` is -1).
 pub const REC_DEADLINE_MISS: u32 = 1 << 7;
 
 /// Session states.
@@ -310,9 +311,10 @@ pub struct Config {
     pub flags: u32,
     /// Records per CPU ring (power of two; 0 for the default).
     pub ring_records: u32,
-    /// The user stage's deadline: a response time over this many ns, or
-    /// none because the waiter had not come back by the next activation,
-    /// is a deadline miss, flagged and counted (0: no deadline).
+    /// The user stage's deadline, at most the period: a response time over
+    /// this many ns, or none while the waiter has already been away longer
+    /// (the next activation, or the stop, found it away), is a deadline
+    /// miss, flagged and counted (0: no deadline).
     pub deadline_ns: u64,
 }
 
@@ -373,8 +375,9 @@ impl Config {
             || self.flags & !CFG_FLAGS != 0
             || (self.ring_records != 0
                 && (!self.ring_records.is_power_of_two() || self.ring_records > RING_MAX))
-            // A deadline is on the response, which only a user stage has.
-            || (self.deadline_ns != 0 && !self.user_stage())
+            // A deadline is on the response, which only a user stage has,
+            // within the period.
+            || (self.deadline_ns != 0 && (!self.user_stage() || self.deadline_ns > self.period_ns))
         {
             return Err(UapiError::Invalid);
         }
@@ -904,6 +907,11 @@ mod tests {
             |c: &mut Config| c.ring_records = 1000,
             // A deadline without the user stage, whose response it bounds.
             |c: &mut Config| c.deadline_ns = 500_000,
+            // One longer than the period.
+            |c: &mut Config| {
+                c.stages |= Stage::User.bit();
+                c.deadline_ns = c.period_ns + 1;
+            },
         ] {
             let mut x = Config::default();
             f(&mut x);

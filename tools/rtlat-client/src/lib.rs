@@ -8,8 +8,8 @@
 //!   caller's CPU and returns that activation's record (its wake-up
 //!   latencies); the time until the next `wait` is the iteration's response
 //!   time, checked against the session's deadline by the kernel (counted
-//!   in [`Periodic::status`], flagged in the records a reader such as
-//!   `rtlat run --attach` streams).
+//!   in [`Periodic::status`], flagged in the records the device's reader
+//!   gets).
 //! - [`device`]: the device and its ioctls, with the errors a user needs.
 //! - [`sched`]: pinning a thread, SCHED_FIFO, locked memory.
 //!

@@ -31,7 +31,8 @@ pub struct Options {
     /// The period.
     pub period: Duration,
     /// The deadline of each iteration, from its period's expected start to
-    /// the next [`Periodic::wait`]; misses are counted (none: no deadline).
+    /// the next [`Periodic::wait`], at most the period; misses are counted
+    /// (none: no deadline).
     pub deadline: Option<Duration>,
     /// SCHED_FIFO priority the calling thread is given (1..=99).
     pub priority: u32,
@@ -99,7 +100,8 @@ pub struct Periodic {
 impl Periodic {
     /// Locks memory (if asked), makes the calling thread SCHED_FIFO on
     /// `options.cpu`, and configures and starts a session there. The loop
-    /// calls [`Self::wait`] from this thread.
+    /// calls [`Self::wait`] from this thread. On failure the memory lock and
+    /// the scheduling already set stay.
     pub fn start(options: &Options) -> Result<Self, String> {
         let config = options.config()?;
         if options.lock_memory {
@@ -128,7 +130,7 @@ impl Periodic {
 
     /// Stops the session and returns its status and the records still in
     /// its rings (with their response times and `REC_DEADLINE_MISS`), or
-    /// none if another reader (`rtlat run --attach`) streams them.
+    /// none if another process reads them.
     pub fn finish(mut self) -> Result<(Status, Vec<Record>), String> {
         self.dev.stop().map_err(|e| format!("stop: {e}"))?;
         let status = self.dev.status()?;
