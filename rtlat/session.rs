@@ -409,18 +409,13 @@ impl CpuState {
         // Read before the exchange confirms it: the hard IRQ writes these
         // only while `direct` is 0.
         let c = &self.claimed;
-        let mut rec = Record {
-            cpu: self.cpu,
+        let rec = self.new_record(
             seq,
-            expected_ns: c.expected.load(Relaxed) as u64,
-            lat_ns: [-1; uapi::NR_STAGES],
-            missed: c.missed.load(Relaxed),
-            flags: 0,
-        };
-        rec.lat_ns[Stage::Irq] = c.irq_lat.load(Relaxed);
-        if c.idle.load(Relaxed) {
-            rec.flags |= uapi::REC_IDLE;
-        }
+            c.expected.load(Relaxed),
+            c.missed.load(Relaxed),
+            c.irq_lat.load(Relaxed),
+            c.idle.load(Relaxed),
+        );
         self.direct.cmpxchg(seq, 0, Relaxed).ok()?;
         Some(rec)
     }
@@ -453,12 +448,23 @@ impl CpuState {
 
     /// The record of the armed activation `seq`, with its irq stage.
     fn record_of(&self, seq: u64, irq_lat: i64, idle: bool) -> Record {
+        self.new_record(
+            seq,
+            self.expected.load(Relaxed),
+            self.pending_missed.load(Relaxed),
+            irq_lat,
+            idle,
+        )
+    }
+
+    /// A record of this CPU with its irq stage.
+    fn new_record(&self, seq: u64, expected: i64, missed: u32, irq_lat: i64, idle: bool) -> Record {
         let mut rec = Record {
             cpu: self.cpu,
             seq,
-            expected_ns: self.expected.load(Relaxed) as u64,
+            expected_ns: expected as u64,
             lat_ns: [-1; uapi::NR_STAGES],
-            missed: self.pending_missed.load(Relaxed),
+            missed,
             flags: 0,
         };
         rec.lat_ns[Stage::Irq] = irq_lat;

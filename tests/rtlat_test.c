@@ -1140,6 +1140,22 @@ static void *lone_user_wait(void *arg)
 	return NULL;
 }
 
+/* A user-stage session on CPU 0 with 200 ms periods, and a lone waiter
+ * there in USER_WAIT (or about to be). */
+static int start_lone_waiter(int fd, struct lone_wait *l, pthread_t *t)
+{
+	struct rtlat_config c;
+
+	default_config(&c);
+	c.stages |= 1 << RTLAT_STAGE_USER;
+	c.period_ns = 200000000;
+	c.cpus[0] = 1;
+	if (ioctl(fd, RTLAT_IOC_CONFIG, &c) || ioctl(fd, RTLAT_IOC_START))
+		return -1;
+	*l = (struct lone_wait){ .fd = fd, .cpu = 0 };
+	return pthread_create(t, NULL, lone_user_wait, l) ? -1 : 0;
+}
+
 /*
  * An interrupted USER_WAIT withdraws: the activation it waited for is
  * recorded (by the kernel thread) all the same, never lost uncounted.
@@ -1148,21 +1164,13 @@ TEST_F(dev, user_wait_interrupted)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	static struct rtlat_record r[64];
-	struct rtlat_config c;
-	struct lone_wait l = { .cpu = 0 };
+	struct lone_wait l;
 	pthread_t t;
 	ssize_t n;
 	int recs = 0;
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
-	default_config(&c);
-	c.stages |= 1 << RTLAT_STAGE_USER;
-	c.period_ns = 200000000;
-	c.cpus[0] = 1;
-	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
-	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
-	l.fd = self->fd;
-	ASSERT_EQ(0, pthread_create(&t, NULL, lone_user_wait, &l));
+	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t));
 	sleep_ms(50);
 	pthread_kill(t, SIGUSR1);
 	pthread_join(t, NULL);
@@ -1191,23 +1199,15 @@ TEST_F(dev, user_waiter_moved)
 {
 	static struct rtlat_record r[64];
 	__u64 per_cpu[RTLAT_MAX_CPUS] = { 0 };
-	struct rtlat_config c;
 	struct rtlat_status s;
-	struct lone_wait l = { .cpu = 0 };
+	struct lone_wait l;
 	int stolen = 0, direct = 0, i;
 	cpu_set_t set;
 	pthread_t t;
 	ssize_t n;
 
 	ASSERT_LE(2, cpus_online());
-	default_config(&c);
-	c.stages |= 1 << RTLAT_STAGE_USER;
-	c.period_ns = 200000000;
-	c.cpus[0] = 1;
-	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
-	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
-	l.fd = self->fd;
-	ASSERT_EQ(0, pthread_create(&t, NULL, lone_user_wait, &l));
+	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t));
 	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
 	/* Blocked in USER_WAIT by now, even in a slow guest; the first
@@ -1229,7 +1229,7 @@ TEST_F(dev, user_waiter_moved)
 			if (r[i].flags & RTLAT_REC_DIRECT)
 				direct++;
 			if ((r[i].flags & RTLAT_REC_NO_WAITER) &&
-			    r[i].lat_ns[RTLAT_STAGE_THREAD] > (__s64)c.period_ns / 2)
+			    r[i].lat_ns[RTLAT_STAGE_THREAD] > 100000000LL /* half the period */)
 				stolen++;
 		}
 	}
