@@ -6,6 +6,7 @@
 # an application's own periodic loop as the user stage, one iteration made
 # slow on purpose. That iteration must come back as a deadline miss with its
 # response time, and the misses STATUS counts must be the records flagged.
+# Then `rtlat run --attach` watches a running application's session.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -23,7 +24,7 @@ if ! command -v rtlat_loop_rs >/dev/null || [ ! -x "$DIR/rtlat_loop" ] || ! mod=
 	rtrs_skip_all "the samples (rtlat_loop, rtlat_loop_rs) or rtlat.ko not installed"
 fi
 [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ] || rtrs_skip_all "needs two CPUs"
-ktap_set_plan 4
+ktap_set_plan 6
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 insmod "$mod" || rtrs_skip_all "cannot load $mod"
@@ -64,6 +65,44 @@ for prog in "$DIR/rtlat_loop:C" "rtlat_loop_rs:Rust"; do
 	rtrs_check "$name sample: STATUS counts the misses the records flag" \
 		counted "$name" "$tmp/$name.out"
 done
+
+# A stage's count in JSON report $2 is not 0.
+has_stage()
+{
+	grep -A1 "^ *\"$1\": {\$" "$2" | grep -qE '"count": [1-9]'
+}
+
+# --attach: the C sample runs 3 s on CPU 1; rtlat attaches to its session
+# for 1 s. The report is that session's (its CPU, period and stages, user
+# and response included), and the application goes on unharmed.
+"$DIR/rtlat_loop" --cpu 1 --period-us $PERIOD_US --deadline-us $DEADLINE_US --iterations 150 \
+	--work-us 200 >"$tmp/app.out" 2>&1 &
+app=$!
+i=0
+while ! grep -q '^rtlat: state 2 ' /proc/$app/fdinfo/* 2>/dev/null && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+rtlat run --attach -d 1s -q --json "$tmp/attach.json" >"$tmp/attach.out" 2>&1
+arc=$?
+wait $app
+apprc=$?
+if [ $arc = 0 ] && [ $apprc = 0 ] && rtlat check-json "$tmp/attach.json" >"$tmp/chk" 2>&1 &&
+	grep -q '"reason": "duration"' "$tmp/attach.json" &&
+	grep -q '"period_us": 20000.0' "$tmp/attach.json" &&
+	grep -q '"cpu": 1,' "$tmp/attach.json" && ! grep -q '"cpu": 0,' "$tmp/attach.json" &&
+	has_stage user "$tmp/attach.json" && has_stage response "$tmp/attach.json"; then
+	ktap_test_pass "run --attach: the application's session, live, the application unharmed"
+else
+	echo "# attach: exit $arc, the application's $apprc" >&2
+	sed 's/^/#   /' "$tmp/attach.out" "$tmp/chk" "$tmp/app.out" >&2
+	grep -E '"(reason|period_us|cpu)"' "$tmp/attach.json" 2>/dev/null | sed 's/^/#   /' >&2
+	ktap_test_fail "run --attach: the application's session, live, the application unharmed"
+fi
+rtlat run --attach -d 1s -q >"$tmp/none.out" 2>&1
+arc=$?
+rtrs_check "run --attach without a running session: exit 1, one line saying so" \
+	test $arc = 1 -a "$(wc -l <"$tmp/none.out")" = 1 -a -n "$(grep 'no running session to attach to' "$tmp/none.out")"
 
 rmmod rtlat
 rm -rf "$tmp"

@@ -26,7 +26,7 @@
  * rtlat_status, deadline_misses) and flagged in the records
  * (RTLAT_REC_DEADLINE_MISS) that the device's reader gets: the application
  * itself with rtlat_client_read() after rtlat_client_halt(), or another
- * process reading the device meanwhile.
+ * process reading the device meanwhile, such as `rtlat run --attach`.
  *
  * Header only, for programs built with _GNU_SOURCE; every function returns
  * 0 (or a count) or -1 with errno set. See Documentation/rtlat-client.rst.

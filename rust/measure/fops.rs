@@ -385,7 +385,7 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
     let st = out.status();
     seq_print!(
         m,
-        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {} deadline_misses {}\n",
+        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {} deadline_misses {} stages {} deadline_ns {}\n",
         name,
         st.state,
         st.stop_reason,
@@ -394,7 +394,9 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
         st.delivered,
         st.dropped,
         st.missed,
-        st.deadline_misses
+        st.deadline_misses,
+        out.config.stages,
+        out.config.deadline_ns
     );
     for chan in out.chans.iter() {
         for (stage, s) in Stage::ALL.into_iter().zip(chan.stats.iter()) {

@@ -219,6 +219,64 @@ impl Device {
             .collect()
     }
 
+    /// The period (ns) and `stages` bits of the device's session, as this
+    /// file's fdinfo says (`period_ns N` … `stages S`): what a file that
+    /// did not configure it learns of it.
+    pub fn session_settings(&self) -> Result<(u64, u32), String> {
+        let path = format!("/proc/self/fdinfo/{}", self.fd());
+        let text = fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+        let line = text
+            .lines()
+            .find(|l| l.contains(" period_ns "))
+            .ok_or_else(|| format!("{path}: no session"))?;
+        let field = |name: &str| {
+            let mut words = line.split_whitespace();
+            words.find(|&w| w == name)?;
+            words.next()?.parse::<u64>().ok()
+        };
+        match (field("period_ns"), field("stages")) {
+            (Some(p), Some(s)) => Ok((p, s as u32)),
+            _ => Err(format!(
+                "{path}: no period_ns and stages in '{line}' (a module older than the tool)"
+            )),
+        }
+    }
+
+    /// Sets or clears `O_NONBLOCK` on the open file (every handle of it).
+    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        // SAFETY: fcntl on a valid descriptor with plain integer arguments.
+        let flags = unsafe { libc::fcntl(self.fd(), libc::F_GETFL) };
+        if flags < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let flags = if on {
+            flags | libc::O_NONBLOCK
+        } else {
+            flags & !libc::O_NONBLOCK
+        };
+        // SAFETY: As above.
+        if unsafe { libc::fcntl(self.fd(), libc::F_SETFL, flags) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for records to read (or the end); true if
+    /// there are.
+    pub fn wait_readable(&self, timeout: std::time::Duration) -> io::Result<bool> {
+        let mut p = libc::pollfd {
+            fd: self.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: One valid pollfd for the duration of the call.
+        match unsafe { libc::poll(&mut p, 1, ms) } {
+            n if n < 0 => Err(io::Error::last_os_error()),
+            n => Ok(n > 0),
+        }
+    }
+
     /// A second handle on the same open file (for threads).
     pub fn try_clone(&self) -> io::Result<Self> {
         Ok(Self {

@@ -9,7 +9,7 @@
 //!   latencies); the time until the next `wait` is the iteration's response
 //!   time, checked against the session's deadline by the kernel (counted
 //!   in [`Periodic::status`], flagged in the records the device's reader
-//!   gets).
+//!   gets, such as `rtlat run --attach`).
 //! - [`device`]: the device and its ioctls, with the errors a user needs.
 //! - [`sched`]: pinning a thread, SCHED_FIFO, locked memory.
 //!

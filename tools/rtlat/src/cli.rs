@@ -203,6 +203,12 @@ pub struct Common {
     /// Records per CPU ring in the kernel (power of two).
     #[arg(long, default_value_t = 4096)]
     pub ring: u32,
+    /// Attach to the running session another process owns (an application measured with the
+    /// client library, Documentation/rtlat-client.rst): show and report its CPUs and stages
+    /// while it runs, reading its records, without configuring, starting or stopping it. Ends
+    /// when that session ends, at --duration, or on Ctrl-C.
+    #[arg(long, conflicts_with_all = ["cpus", "user", "thresholds", "tracing_off", "warm_up", "stages", "dma_latency"])]
+    pub attach: bool,
     #[command(flatten)]
     pub ci: CiArgs,
 }
@@ -351,6 +357,7 @@ impl MonitorArgs {
             svg: None,
             dma_latency: None,
             ring: self.ring,
+            attach: false,
             ci: CiArgs {
                 housekeeping: self.housekeeping.clone(),
                 ..Default::default()
@@ -597,6 +604,15 @@ mod tests {
         assert_eq!(exit(&["rtlat", "--help"]), Some(0));
         assert_eq!(exit(&["rtlat", "--version"]), Some(0));
         assert_eq!(exit(&["rtlat", "run", "--warm-up", "2s"]), None);
+        // --attach watches another's session: nothing that would change it.
+        assert_eq!(exit(&["rtlat", "run", "--attach", "-d", "1s"]), None);
+        for bad in [["--user", ""], ["--cpus", "1"], ["--threshold", "irq=5"]] {
+            let argv: Vec<&str> = ["rtlat", "run", "--attach"]
+                .into_iter()
+                .chain(bad.into_iter().filter(|a| !a.is_empty()))
+                .collect();
+            assert_eq!(exit(&argv), Some(2), "{argv:?}");
+        }
         // --linger serves the final metrics: nothing to linger on without --listen.
         assert_eq!(exit(&["rtlat", "monitor", "--linger", "10s"]), Some(2));
         // Nor without an end: a monitor stopped by a signal does not linger.

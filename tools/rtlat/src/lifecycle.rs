@@ -24,6 +24,8 @@ use crate::{
 
 /// Runs the measuring command of options `c` in `mode`.
 pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
+    use rtcore::uapi::State;
+
     let info = sysinfo::collect();
     if !info.realtime {
         eprintln!(
@@ -31,7 +33,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
             info.version
         );
     }
-    let plan = match Plan::new(c, &sysinfo::online_cpus(), &info.online_cpus) {
+    let mut plan = match Plan::new(c, &sysinfo::online_cpus(), &info.online_cpus) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("rtlat: error: {e}");
@@ -56,9 +58,22 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         .transpose()?;
 
     let dev = Device::open(&plan.device, false)?;
-    dev.status()?;
+    let status = dev.status()?;
+    if plan.attach {
+        // Another process's session, as it runs: nothing is configured.
+        if State::from_raw(status.state) != Some(State::Running) {
+            return Err(format!(
+                "{}: no running session to attach to",
+                plan.device.display()
+            ));
+        }
+        let (period_ns, stages) = dev.session_settings()?;
+        plan.attach_to(period_ns, stages);
+    } else {
+        dev.configure(&plan.device, &plan.phases.first().config)?;
+    }
+    let plan = plan;
     let phases = &plan.phases;
-    dev.configure(&plan.device, &phases.first().config)?;
     let cpus = dev.session_cpus()?;
     if plan.user {
         sched::lock_memory();

@@ -140,6 +140,8 @@ pub struct Plan {
     pub interval: Option<Duration>,
     /// `--housekeeping`: the CPUs of the tool's own threads.
     pub housekeeping: Option<Vec<u32>>,
+    /// `--attach`: the session is another process's (see [`Plan::attach_to`]).
+    pub attach: bool,
 }
 
 impl Plan {
@@ -255,14 +257,34 @@ impl Plan {
             raw: c.ci.raw.clone().map(|p| (p, c.ci.raw_format)),
             interval: c.ci.interval,
             housekeeping,
+            attach: c.attach,
         })
+    }
+
+    /// `--attach`: what the running session another process owns measures
+    /// (its period and `stages` bits, as the device reports them), measured
+    /// as it is; the tool starts no user thread of its own.
+    pub fn attach_to(&mut self, period_ns: u64, stages: u32) {
+        self.stages = Stage::ALL
+            .into_iter()
+            .filter(|&s| s != Stage::Response && stages & s.bit() != 0)
+            .collect();
+        self.main_stage = *self.stages.last().unwrap_or(&Stage::Irq);
+        self.period_us = period_ns / 1000;
+        self.user = false;
+        let config = Config {
+            period_ns,
+            stages,
+            ..Default::default()
+        };
+        self.phases = Phases::new(&config, Duration::ZERO, self.phases.measured.duration);
     }
 
     /// The stages whose statistics are collected at the end: those measured,
     /// and the response time with the user stage.
     pub fn reported_stages(&self) -> Vec<Stage> {
         let mut all = self.stages.clone();
-        if self.user {
+        if self.stages.contains(&Stage::User) {
             all.push(Stage::Response);
         }
         all
@@ -374,6 +396,28 @@ mod tests {
             unreachable!()
         };
         Plan::new(&c, &[0, 1, 2, 3], "0-3")
+    }
+
+    #[test]
+    fn attached_the_session_says_what_is_measured() {
+        let mut p = plan("--attach -d 5s").unwrap();
+        assert!(p.attach);
+        let bits = Stage::Irq.bit() | Stage::Thread.bit() | Stage::User.bit();
+        p.attach_to(20_000_000, bits);
+        assert_eq!(p.stages, [Stage::Irq, Stage::Thread, Stage::User]);
+        assert_eq!(p.main_stage, Stage::User);
+        assert_eq!(p.reported_stages().last(), Some(&Stage::Response));
+        assert_eq!(p.period_us, 20_000);
+        // Its user stage is the application's: no thread of the tool's.
+        assert!(!p.user);
+        assert_eq!(p.phases.measured.duration, Some(Duration::from_secs(5)));
+        assert!(p.phases.warm_up.is_none());
+        p.attach_to(1_000_000, Stage::Irq.bit());
+        assert_eq!(
+            (p.stages.as_slice(), p.main_stage),
+            ([Stage::Irq].as_slice(), Stage::Irq)
+        );
+        assert_eq!(p.reported_stages(), [Stage::Irq]);
     }
 
     #[test]

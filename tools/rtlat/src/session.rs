@@ -140,10 +140,20 @@ impl Run<'_> {
         // The reader's handle too, before the session starts.
         let start_time = now_epoch();
         let start_monotonic_ns = monotonic_ns();
+        // Attached, the session runs already; its reader must not block, so
+        // that the tool can leave it running (see the reader below).
+        let start = || {
+            if plan.attach {
+                dev.set_nonblocking(true)
+                    .map_err(|e| format!("reader: {e}"))
+            } else {
+                dev.start().map_err(|e| format!("start: {e}"))
+            }
+        };
         let mut rdev = match dev
             .try_clone()
             .map_err(|e| format!("reader: {e}"))
-            .and_then(|r| dev.start().map(|()| r).map_err(|e| format!("start: {e}")))
+            .and_then(|r| start().map(|()| r))
         {
             Ok(r) => r,
             Err(e) => {
@@ -166,13 +176,28 @@ impl Run<'_> {
                 }
             }
         }
+        let stop_reader = Arc::new(AtomicBool::new(false));
         let reader = {
             let stream = stream.clone();
             let mut raw = raw;
+            let stop = stop_reader.clone();
             thread::spawn(move || {
                 let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
                 let mut ran_on = BTreeSet::new();
-                while let Ok(n @ 1..) = rdev.read_raw(&mut buf) {
+                // Until the end of the session's records; attached (a
+                // non-blocking file), also until told to stop.
+                let mut next = |buf: &mut [u8]| loop {
+                    match rdev.read_raw(buf) {
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            if stop.load(Ordering::Relaxed) {
+                                return 0;
+                            }
+                            let _ = rdev.wait_readable(Duration::from_millis(100));
+                        }
+                        r => return r.unwrap_or(0),
+                    }
+                };
+                while let n @ 1.. = next(&mut buf) {
                     ran_on.extend(sched::current_cpu());
                     let recs = Device::decode_records(&buf[..n]);
                     if let Some(w) = &mut raw {
@@ -202,9 +227,18 @@ impl Run<'_> {
             status_ran_on.extend(sched::current_cpu());
             let st = dev.status()?;
             let elapsed = started.elapsed();
-            if State::from_raw(st.state) == Some(State::Stopped) {
+            let state = State::from_raw(st.state);
+            if plan.attach && !matches!(state, Some(State::Running | State::Stopped)) {
+                // Its owner closed it (or configured another).
+                reason = "ended";
+                break;
+            }
+            if state == Some(State::Stopped) {
                 reason = if StopReason::from_raw(st.stop_reason) == Some(StopReason::Threshold) {
                     "threshold"
+                } else if plan.attach {
+                    // Its owner stopped it: the end of what there was to see.
+                    "ended"
                 } else {
                     error = Some(
                         "the device stopped the session (unbound, or reconfigured by another owner)"
@@ -265,7 +299,12 @@ impl Run<'_> {
             print!("\x1b[{printed_lines}A\x1b[J");
             let _ = std::io::stdout().flush();
         }
-        dev.stop().map_err(|e| format!("stop: {e}"))?;
+        if !plan.attach {
+            dev.stop().map_err(|e| format!("stop: {e}"))?;
+        }
+        // Attached, the session may go on: the reader leaves with what it
+        // has read (after the end it reads to the end of the stream).
+        stop_reader.store(plan.attach && reason != "ended", Ordering::Relaxed);
         stop_users.store(true, Ordering::Relaxed);
         if let Some(e) = users.reap(true) {
             if error.is_none() {
