@@ -66,6 +66,7 @@ pub(crate) use self::{
     record::Recorded,
     source::{
         session,
+        session_of,
         SessionLock,
         Sessions,
         Source, //

@@ -24,7 +24,7 @@ if ! command -v rtlat_loop_rs >/dev/null || [ ! -x "$DIR/rtlat_loop" ] || ! mod=
 	rtrs_skip_all "the samples (rtlat_loop, rtlat_loop_rs) or rtlat.ko not installed"
 fi
 [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ] || rtrs_skip_all "needs two CPUs"
-ktap_set_plan 6
+ktap_set_plan 7
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 insmod "$mod" || rtrs_skip_all "cannot load $mod"
@@ -72,33 +72,56 @@ has_stage()
 	grep -A1 "^ *\"$1\": {\$" "$2" | grep -qE '"count": [1-9]'
 }
 
-# --attach: the C sample runs 3 s on CPU 1; rtlat attaches to its session
-# for 1 s. The report is that session's (its CPU, period and stages, user
-# and response included), and the application goes on unharmed.
-"$DIR/rtlat_loop" --cpu 1 --period-us $PERIOD_US --deadline-us $DEADLINE_US --iterations 150 \
-	--work-us 200 >"$tmp/app.out" 2>&1 &
-app=$!
-i=0
-while ! grep -q '^rtlat: state 2 ' /proc/$app/fdinfo/* 2>/dev/null && [ $i -lt 50 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+# app ITERATIONS: the C sample on CPU 1 in the background ($app), once its
+# session runs (its fdinfo says state 2; 5 s at most).
+app()
+{
+	"$DIR/rtlat_loop" --cpu 1 --period-us $PERIOD_US --deadline-us $DEADLINE_US \
+		--iterations "$1" --work-us 200 >"$tmp/app.out" 2>&1 &
+	app=$!
+	i=0
+	while ! grep -q '^rtlat: state 2 ' /proc/$app/fdinfo/* 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# attached NAME REASON: rtlat and the application exited 0 ($arc, $apprc),
+# and report $tmp/NAME.json is that session's (its CPU, period, user and
+# response stages), ended by REASON.
+attached()
+{
+	if [ $arc = 0 ] && [ $apprc = 0 ] && rtlat check-json "$tmp/$1.json" >"$tmp/chk" 2>&1 &&
+		grep -q "\"reason\": \"$2\"" "$tmp/$1.json" &&
+		grep -q '"period_us": 20000.0' "$tmp/$1.json" &&
+		grep -q '"cpu": 1,' "$tmp/$1.json" && ! grep -q '"cpu": 0,' "$tmp/$1.json" &&
+		has_stage user "$tmp/$1.json" && has_stage response "$tmp/$1.json"; then
+		return 0
+	fi
+	echo "# $1: exit $arc, the application's $apprc" >&2
+	sed 's/^/#   /' "$tmp/$1.out" "$tmp/chk" "$tmp/app.out" >&2
+	grep -E '"(reason|period_us|cpu)"' "$tmp/$1.json" 2>/dev/null | sed 's/^/#   /' >&2
+	return 1
+}
+
+# --attach for 1 s to the C sample's 5 s session: that session's report,
+# the application going on unharmed.
+app 250
 rtlat run --attach -d 1s -q --json "$tmp/attach.json" >"$tmp/attach.out" 2>&1
 arc=$?
 wait $app
 apprc=$?
-if [ $arc = 0 ] && [ $apprc = 0 ] && rtlat check-json "$tmp/attach.json" >"$tmp/chk" 2>&1 &&
-	grep -q '"reason": "duration"' "$tmp/attach.json" &&
-	grep -q '"period_us": 20000.0' "$tmp/attach.json" &&
-	grep -q '"cpu": 1,' "$tmp/attach.json" && ! grep -q '"cpu": 0,' "$tmp/attach.json" &&
-	has_stage user "$tmp/attach.json" && has_stage response "$tmp/attach.json"; then
-	ktap_test_pass "run --attach: the application's session, live, the application unharmed"
-else
-	echo "# attach: exit $arc, the application's $apprc" >&2
-	sed 's/^/#   /' "$tmp/attach.out" "$tmp/chk" "$tmp/app.out" >&2
-	grep -E '"(reason|period_us|cpu)"' "$tmp/attach.json" 2>/dev/null | sed 's/^/#   /' >&2
-	ktap_test_fail "run --attach: the application's session, live, the application unharmed"
-fi
+rtrs_check "run --attach -d 1s: the application's session, live; the application goes on" \
+	attached attach duration
+# --attach until the application ends its session (it stops, then closes
+# it): the report of all the tool read, to the end.
+app 60
+timeout 60 rtlat run --attach -q --json "$tmp/ended.json" >"$tmp/ended.out" 2>&1
+arc=$?
+wait $app
+apprc=$?
+rtrs_check "run --attach: to the end of the application's session (stop.reason ended)" \
+	attached ended ended
 rtlat run --attach -d 1s -q >"$tmp/none.out" 2>&1
 arc=$?
 rtrs_check "run --attach without a running session: exit 1, one line saying so" \

@@ -123,6 +123,7 @@ TEST(uapi_layout)
 	ASSERT_EQ(56, offsetof(struct rtlat_config, threshold_ns));
 	ASSERT_EQ(24, offsetof(struct rtlat_record, lat_ns));
 	ASSERT_EQ(0xb702, RTLAT_IOC_START);
+	ASSERT_EQ(0xb708, RTLAT_IOC_ATTACH);
 	ASSERT_EQ(1857, RTLAT_HIST_BUCKETS);
 }
 
@@ -946,6 +947,64 @@ TEST_F(dev, epoll_sees_next_session)
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
 	close(ep);
 	close(reader);
+}
+
+/*
+ * RTLAT_IOC_ATTACH: another file becomes the reader of the session and keeps
+ * it: after its owner stopped and closed it, and another owner configured a
+ * new one, that file still reads the old session to its end and gets its
+ * STATUS and STATS.
+ */
+TEST_F(dev, attach_keeps_the_session)
+{
+	static struct rtlat_record r[64];
+	struct rtlat_status s0, s1;
+	struct rtlat_config c;
+	struct rtlat_stats st;
+	int reader, other, recs = 0;
+	ssize_t n;
+
+	reader = open_dev(0);
+	other = open_dev(0);
+	ASSERT_LE(0, reader);
+	ASSERT_LE(0, other);
+	/* No session: nothing to attach to. */
+	ASSERT_EQ(-1, ioctl(reader, RTLAT_IOC_ATTACH));
+	ASSERT_EQ(EINVAL, errno);
+	default_config(&c);
+	c.cpus[0] = 1;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	ASSERT_EQ(0, ioctl(reader, RTLAT_IOC_ATTACH));
+	/* One reader at a time. */
+	ASSERT_EQ(-1, ioctl(other, RTLAT_IOC_ATTACH));
+	ASSERT_EQ(EBUSY, errno);
+	sleep_ms(200);
+	ASSERT_EQ(0, status(reader, &s0));
+	ASSERT_EQ(RTLAT_STATE_RUNNING, s0.state);
+	/* The owner goes, and another configures a session of its own. */
+	close(self->fd);
+	self->fd = open_dev(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(other, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, status(reader, &s1));
+	EXPECT_EQ(RTLAT_STATE_STOPPED, s1.state);
+	EXPECT_EQ(s0.started_ns, s1.started_ns);
+	EXPECT_LE(s0.produced, s1.produced);
+	ASSERT_EQ(0, stats(reader, 0, RTLAT_STAGE_IRQ, &st, NULL, 0));
+	EXPECT_EQ(s1.produced, st.count);
+	/* The new owner's file sees its own session; the reader reads the old
+	 * one to its end. */
+	ASSERT_EQ(0, status(other, &s0));
+	EXPECT_EQ(RTLAT_STATE_CONFIGURED, s0.state);
+	while ((n = read(reader, r, sizeof(r))) > 0)
+		recs += n / sizeof(r[0]);
+	EXPECT_EQ(0, n);
+	EXPECT_EQ(s1.produced, (__u64)recs);
+	ASSERT_EQ(0, status(reader, &s1));
+	EXPECT_EQ(s1.produced, s1.delivered + s1.dropped);
+	close(reader);
+	close(other);
 }
 
 /*

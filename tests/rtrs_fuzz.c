@@ -1506,7 +1506,7 @@ static unsigned int gen_bad_cmd(struct rng *r, struct dev *d, char *desc, size_t
 {
 	static const unsigned int known[] = {
 		RTLAT_IOC_CONFIG, RTLAT_IOC_START, RTLAT_IOC_STOP, RTLAT_IOC_STATUS,
-		RTLAT_IOC_STATS, RTLAT_IOC_RESET, RTLAT_IOC_USER_WAIT,
+		RTLAT_IOC_STATS, RTLAT_IOC_RESET, RTLAT_IOC_USER_WAIT, RTLAT_IOC_ATTACH,
 		/* The older layouts' CONFIG and STATUS (rtlat.h). */
 		_IOC(_IOC_READ, RTLAT_IOC_MAGIC, 4, RTLAT_STATUS_SIZE_V1),
 		_IOC(_IOC_READ, RTLAT_IOC_MAGIC, 4, RTLAT_STATUS_SIZE_V2),
@@ -1514,7 +1514,7 @@ static unsigned int gen_bad_cmd(struct rng *r, struct dev *d, char *desc, size_t
 		/* rtedu's own, known on rtedu only: */
 		RTEDU_IOC_INFO, RTEDU_IOC_FACTORIAL, RTEDU_IOC_DMA,
 	};
-	const unsigned int nr_rtlat = 10;	/* the first 10 above */
+	const unsigned int nr_rtlat = 11;	/* the first 11 above */
 	/* Handled by the VFS before the driver (fs/ioctl.c), whatever the file. */
 	static const unsigned int vfs_types[] = { 0x00, 0x15, 'T', 'X', 'f', 0x94 };
 	unsigned int magic = d->edu ? RTEDU_IOC_MAGIC : RTLAT_IOC_MAGIC, cmd;

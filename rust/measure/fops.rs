@@ -35,7 +35,8 @@ use crate::rtrs::{
 };
 
 use super::{
-    session, //
+    session,
+    session_of, //
     source::owned,
     uapi_err,
     Output,
@@ -160,12 +161,18 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             owned(ctx, lock, id)?.stop(ctx, StopReason::User);
             Ok(0)
         }
+        ioc::ATTACH => {
+            // (A session it kept before is freed outside the device's lock.)
+            let before = lock.with(ctx, |sh| sh.attach(id))?;
+            drop(before);
+            Ok(0)
+        }
         ioc::RESET => {
             owned(ctx, lock, id)?.output().reset();
             Ok(0)
         }
         ioc::STATUS | ioc::STATUS_V2 | ioc::STATUS_V1 => {
-            let st = session(ctx, lock)
+            let st = session_of(ctx, lock, id)
                 .map(|s| s.output().status())
                 .unwrap_or_default();
             let mut buf = [0u8; uapi::STATUS_SIZE];
@@ -180,7 +187,7 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
                 .write_slice(&buf[..len])?;
             Ok(0)
         }
-        ioc::STATS => ioctl_stats(ctx, session(ctx, lock).ok_or(EINVAL)?.output(), arg),
+        ioc::STATS => ioctl_stats(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?.output(), arg),
         ioc::USER_WAIT if !S::USER_WAIT => Err(ENOTTY),
         ioc::USER_WAIT => {
             let rec = session(ctx, lock).ok_or(EINVAL)?.user_wait(ctx)?;
@@ -198,20 +205,25 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
 /// File `id` is closed: if it owned the session, the session stops and is
 /// freed.
 pub(crate) fn release<S: Source, L: SessionLock<S>>(ctx: &Sleepable, lock: &L, id: u64) {
-    let owned = lock.with(ctx, |sh| {
-        if sh.reader == id {
+    let (owned, kept) = lock.with(ctx, |sh| {
+        let kept = if sh.reader == id {
             sh.reader = 0;
-        }
-        if sh.owner == id {
-            sh.owner = 0;
-            sh.session.take()
+            sh.kept.take()
         } else {
             None
+        };
+        if sh.owner == id {
+            sh.owner = 0;
+            (sh.session.take(), kept)
+        } else {
+            (None, kept)
         }
     });
     if let Some(s) = owned {
         s.stop(ctx, StopReason::User);
     }
+    // (A session freed here is freed outside the device's lock.)
+    drop(kept);
 }
 
 /// `read()` for file `id`: whole records, round robin over the channels;
@@ -231,7 +243,7 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
         if sh.reader != 0 && sh.reader != id {
             return Err(EBUSY);
         }
-        let s = sh.session.clone().ok_or(EINVAL)?;
+        let s = sh.of_file(id).ok_or(EINVAL)?;
         sh.reader = id;
         Ok(s)
     })?;

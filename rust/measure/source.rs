@@ -84,6 +84,11 @@ pub(crate) struct Sessions<S> {
     pub(super) owner: u64,
     /// File id of the streaming reader, 0 if none.
     pub(super) reader: u64,
+    /// The session the streaming reader attached to (`RTLAT_IOC_ATTACH`):
+    /// that file reads it to its end, and its STATUS and STATS answer from
+    /// it, until it closes, even after the owner closed it or configured
+    /// another (`rtlat run --attach` reports what it watched).
+    pub(super) kept: Option<Arc<S>>,
     /// The device's readers' queue, from [`Self::set_readers`] on.
     pub(super) readers: Option<Arc<Readers>>,
 }
@@ -94,6 +99,7 @@ impl<S> Sessions<S> {
             session: None,
             owner: 0,
             reader: 0,
+            kept: None,
             readers: None,
         }
     }
@@ -107,7 +113,29 @@ impl<S> Sessions<S> {
     /// Takes the session away (the device is going): the caller stops it.
     pub(crate) fn take(&mut self) -> Option<Arc<S>> {
         self.owner = 0;
+        self.kept = None;
         self.session.take()
+    }
+
+    /// The session file `id` sees: the one kept for it as the reader, else
+    /// the current one.
+    pub(super) fn of_file(&self, id: u64) -> Option<Arc<S>> {
+        match &self.kept {
+            Some(k) if self.reader == id => Some(k.clone()),
+            _ => self.session.clone(),
+        }
+    }
+
+    /// `RTLAT_IOC_ATTACH` of file `id`: it becomes the streaming reader of
+    /// the current session, kept for it (see `kept`). Returns the session
+    /// it kept before, if any, for the caller to drop outside the lock.
+    pub(super) fn attach(&mut self, id: u64) -> Result<Option<Arc<S>>> {
+        if self.reader != 0 && self.reader != id {
+            return Err(EBUSY);
+        }
+        let s = self.session.clone().ok_or(EINVAL)?;
+        self.reader = id;
+        Ok(self.kept.replace(s))
     }
 }
 
@@ -132,6 +160,15 @@ impl<S, B: GlobalLockBackend<Item = Sessions<S>>> SessionLock<S> for &'static Gl
 /// The current session, if any.
 pub(crate) fn session<S, L: SessionLock<S>>(ctx: &Sleepable, lock: &L) -> Option<Arc<S>> {
     lock.with(ctx, |sh| sh.session.clone())
+}
+
+/// The session file `id` sees ([`Sessions::of_file`]).
+pub(crate) fn session_of<S, L: SessionLock<S>>(
+    ctx: &Sleepable,
+    lock: &L,
+    id: u64,
+) -> Option<Arc<S>> {
+    lock.with(ctx, |sh| sh.of_file(id))
 }
 
 pub(super) fn owned<S, L: SessionLock<S>>(ctx: &Sleepable, lock: &L, id: u64) -> Result<Arc<S>> {

@@ -150,5 +150,8 @@ struct rtlat_stats {
 #define RTLAT_IOC_STATS		_IOWR(RTLAT_IOC_MAGIC, 5, struct rtlat_stats)
 #define RTLAT_IOC_RESET		_IO(RTLAT_IOC_MAGIC, 6)
 #define RTLAT_IOC_USER_WAIT	_IOR(RTLAT_IOC_MAGIC, 7, struct rtlat_record)
+/* Become the streaming reader of the current session and keep it: this
+ * file's read(), STATUS and STATS answer from it until the file closes. */
+#define RTLAT_IOC_ATTACH	_IO(RTLAT_IOC_MAGIC, 8)
 
 #endif /* _UAPI_LINUX_RTLAT_H */

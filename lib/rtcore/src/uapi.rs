@@ -788,6 +788,10 @@ pub mod ioc {
     /// `_IOR(0xb7, 7, struct rtlat_record)`: block as the user stage of this
     /// CPU until the next activation; returns its record.
     pub const USER_WAIT: u32 = ioc(R, 7, RECORD_SIZE);
+    /// `_IO(0xb7, 8)`: become the streaming reader of the current session
+    /// and keep it: this file's read(), STATUS and STATS answer from it
+    /// until the file closes, whatever its owner does meanwhile.
+    pub const ATTACH: u32 = ioc(0, 8, 0);
 }
 
 #[cfg(test)]

@@ -242,6 +242,24 @@ impl Device {
         }
     }
 
+    /// Attaches this file to the current session as its streaming reader
+    /// (`RTLAT_IOC_ATTACH`): its reads, STATUS and STATS answer from that
+    /// session until the file closes, whatever its owner does meanwhile.
+    pub fn attach(&self, path: &Path) -> Result<(), String> {
+        ioctl(self.fd(), ioc::ATTACH, std::ptr::null_mut()).map_err(|e| match e.raw_os_error() {
+            Some(libc::EBUSY) => format!(
+                "{}: another process reads the session's records (one reader at a time)",
+                path.display()
+            ),
+            Some(libc::EINVAL) => format!("{}: no running session to attach to", path.display()),
+            Some(libc::ENOTTY) => format!(
+                "{}: the module does not know RTLAT_IOC_ATTACH (older than the tool)",
+                path.display()
+            ),
+            _ => format!("{}: attach: {e}", path.display()),
+        })
+    }
+
     /// Sets or clears `O_NONBLOCK` on the open file (every handle of it).
     pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         // SAFETY: fcntl on a valid descriptor with plain integer arguments.

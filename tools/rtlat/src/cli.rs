@@ -207,7 +207,7 @@ pub struct Common {
     /// client library, Documentation/rtlat-client.rst): show and report its CPUs and stages
     /// while it runs, reading its records, without configuring, starting or stopping it. Ends
     /// when that session ends, at --duration, or on Ctrl-C.
-    #[arg(long, conflicts_with_all = ["cpus", "user", "thresholds", "tracing_off", "warm_up", "stages", "dma_latency"])]
+    #[arg(long, conflicts_with_all = ["cpus", "period", "priority", "ring", "user", "thresholds", "tracing_off", "warm_up", "stages", "dma_latency"])]
     pub attach: bool,
     #[command(flatten)]
     pub ci: CiArgs,

@@ -67,6 +67,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
                 plan.device.display()
             ));
         }
+        dev.attach(&plan.device)?;
         let (period_ns, stages) = dev.session_settings()?;
         plan.attach_to(period_ns, stages);
     } else {
