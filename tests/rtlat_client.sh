@@ -86,16 +86,18 @@ app()
 	done
 }
 
-# attached NAME REASON: rtlat and the application exited 0 ($arc, $apprc),
-# and report $tmp/NAME.json is that session's (its CPU, period, user and
-# response stages), ended by REASON.
+# attached NAME REASON WENT_ON: rtlat and the application exited 0 ($arc,
+# $apprc), and report $tmp/NAME.json is that session's (its CPU, period, user
+# and response stages), ended by REASON, saying that the session went on
+# after the tool left if WENT_ON is 1 (and not saying so otherwise).
 attached()
 {
 	if [ $arc = 0 ] && [ $apprc = 0 ] && rtlat check-json "$tmp/$1.json" >"$tmp/chk" 2>&1 &&
 		grep -q "\"reason\": \"$2\"" "$tmp/$1.json" &&
 		grep -q '"period_us": 20000.0' "$tmp/$1.json" &&
 		grep -q '"cpu": 1,' "$tmp/$1.json" && ! grep -q '"cpu": 0,' "$tmp/$1.json" &&
-		has_stage user "$tmp/$1.json" && has_stage response "$tmp/$1.json"; then
+		has_stage user "$tmp/$1.json" && has_stage response "$tmp/$1.json" &&
+		[ "$(grep -c '"went_on": true' "$tmp/$1.json")" = "$3" ]; then
 		return 0
 	fi
 	echo "# $1: exit $arc, the application's $apprc" >&2
@@ -112,7 +114,7 @@ arc=$?
 wait $app
 apprc=$?
 rtrs_check "run --attach -d 1s: the application's session, live; the application goes on" \
-	attached attach duration
+	attached attach duration 1
 # --attach until the application ends its session (it stops, then closes
 # it): the report of all the tool read, to the end.
 app 60
@@ -121,7 +123,7 @@ arc=$?
 wait $app
 apprc=$?
 rtrs_check "run --attach: to the end of the application's session (stop.reason ended)" \
-	attached ended ended
+	attached ended ended 0
 rtlat run --attach -d 1s -q >"$tmp/none.out" 2>&1
 arc=$?
 rtrs_check "run --attach without a running session: exit 1, one line saying so" \

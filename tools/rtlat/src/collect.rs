@@ -163,6 +163,7 @@ pub fn collect<'a>(
                 reason.into()
             },
             trip,
+            went_on: uapi::State::from_raw(status.state) == Some(uapi::State::Running),
         },
         totals,
         cpus: cpu_reports,
