@@ -97,7 +97,10 @@ impl DirectWait {
     }
 
     /// In a hard IRQ: claims the waiting task, if there is one. The caller
-    /// publishes the event, then wakes it ([`Claimed::wake`]).
+    /// publishes the event, then wakes it ([`Claimed::wake`]). A waiter on
+    /// the interrupt's CPU cannot run in between; one on another CPU can
+    /// see itself claimed before the event is published, and must not take
+    /// it from there (rtlat's waiter checks its CPU first).
     pub(crate) fn claim<'a>(&self, irq: &'a HardIrq) -> Option<Claimed<'a>> {
         let guard = rcu::read_lock();
         let task = self.task.xchg(core::ptr::null_mut(), Full);

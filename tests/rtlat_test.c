@@ -854,7 +854,7 @@ TEST_F(dev, older_layouts)
 	/* The first config (no deadline) under its own ioctl number. */
 	default_config(&c);
 	c.size = RTLAT_CONFIG_SIZE_V1;
-	ASSERT_EQ(0, ioctl(self->fd, _IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V1]), &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG_V1, &c));
 	for (i = 0; i < 2; i++) {
 		memset(buf, 0xa5, sizeof(buf));
 		ASSERT_EQ(0, ioctl(self->fd, _IOR(RTLAT_IOC_MAGIC, 4, char[sizes[i]]), buf));

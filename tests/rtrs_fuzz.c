@@ -1510,7 +1510,7 @@ static unsigned int gen_bad_cmd(struct rng *r, struct dev *d, char *desc, size_t
 		/* The older layouts' CONFIG and STATUS (rtlat.h). */
 		_IOC(_IOC_READ, RTLAT_IOC_MAGIC, 4, RTLAT_STATUS_SIZE_V1),
 		_IOC(_IOC_READ, RTLAT_IOC_MAGIC, 4, RTLAT_STATUS_SIZE_V2),
-		_IOC(_IOC_WRITE, RTLAT_IOC_MAGIC, 1, RTLAT_CONFIG_SIZE_V1),
+		RTLAT_IOC_CONFIG_V1,
 		/* rtedu's own, known on rtedu only: */
 		RTEDU_IOC_INFO, RTEDU_IOC_FACTORIAL, RTEDU_IOC_DMA,
 	};

@@ -111,7 +111,7 @@ static inline int rtlat_client_start(struct rtlat_client *c, const struct rtlat_
 	if (err && errno == ENOTTY && !cfg.deadline_ns) {
 		/* A module older than deadlines: its layout, without one. */
 		cfg.size = RTLAT_CONFIG_SIZE_V1;
-		err = ioctl(c->fd, _IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V1]), &cfg);
+		err = ioctl(c->fd, RTLAT_IOC_CONFIG_V1, &cfg);
 	}
 	if (err || ioctl(c->fd, RTLAT_IOC_START)) {
 		err = errno;

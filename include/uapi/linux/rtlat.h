@@ -53,7 +53,7 @@ struct rtlat_config {
 	__u64 deadline_ns;
 };
 /* The first layout (without deadline_ns); RTLAT_IOC_CONFIG of programs built
- * against it still works. */
+ * against it still works: it is RTLAT_IOC_CONFIG_V1. */
 #define RTLAT_CONFIG_SIZE_V1	96
 
 #define RTLAT_REC_NO_USER	(1U << 0)	/* user stage not measured */
@@ -144,6 +144,7 @@ struct rtlat_stats {
 
 #define RTLAT_IOC_MAGIC		0xb7
 #define RTLAT_IOC_CONFIG	_IOW(RTLAT_IOC_MAGIC, 1, struct rtlat_config)
+#define RTLAT_IOC_CONFIG_V1	_IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V1])
 #define RTLAT_IOC_START		_IO(RTLAT_IOC_MAGIC, 2)
 #define RTLAT_IOC_STOP		_IO(RTLAT_IOC_MAGIC, 3)
 #define RTLAT_IOC_STATUS	_IOR(RTLAT_IOC_MAGIC, 4, struct rtlat_status)
