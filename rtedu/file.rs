@@ -161,7 +161,7 @@ impl MiscDevice for RteduFile {
     fn show_fdinfo(this: &Self, m: &SeqFile, _file: &File) {
         // SAFETY: File operations run in task context and may sleep.
         let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::fdinfo(ctx, &this.inst.sessions, m, "rtedu");
+        measure::fdinfo(ctx, &this.inst.sessions, this.id, m, "rtedu");
     }
 }
 
@@ -174,6 +174,6 @@ impl rtrs::file::Poll for RteduFile {
         }
         // SAFETY: File operations run in task context and may sleep.
         let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::poll(ctx, &me.inst.sessions, file, table)
+        measure::poll(ctx, &me.inst.sessions, file, me.id, table)
     }
 }

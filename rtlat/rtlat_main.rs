@@ -154,10 +154,10 @@ impl MiscDevice for RtlatFile {
         measure::read(ctx, &&SHARED, kiocb.file().id, nonblock, iov)
     }
 
-    fn show_fdinfo(_this: &Self, m: &SeqFile, _file: &File) {
+    fn show_fdinfo(this: &Self, m: &SeqFile, _file: &File) {
         // SAFETY: File operations run in task context and may sleep.
         let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::fdinfo(ctx, &&SHARED, m, "rtlat");
+        measure::fdinfo(ctx, &&SHARED, this.id, m, "rtlat");
     }
 }
 
@@ -171,8 +171,10 @@ impl rtrs::cpuhp::CpuHotplug for RtlatFile {
 
 impl rtrs::file::Poll for RtlatFile {
     fn poll(file: &File, table: &PollTable<'_>) -> c_uint {
+        // SAFETY: `poll` is only called on open files of this device.
+        let me = unsafe { rtrs::file::private::<RtlatFile>(file) };
         // SAFETY: File operations run in task context and may sleep.
         let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::poll(ctx, &&SHARED, file, table)
+        measure::poll(ctx, &&SHARED, file, me.id, table)
     }
 }

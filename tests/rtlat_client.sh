@@ -117,7 +117,7 @@ rtrs_check "run --attach -d 1s: the application's session, live; the application
 	attached attach duration 1
 # --attach until the application ends its session (it stops, then closes
 # it): the report of all the tool read, to the end.
-app 60
+app 150
 timeout 60 rtlat run --attach -q --json "$tmp/ended.json" >"$tmp/ended.out" 2>&1
 arc=$?
 wait $app

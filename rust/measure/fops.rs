@@ -356,9 +356,11 @@ pub(crate) fn poll<S: Source, L: SessionLock<S>>(
     ctx: &Sleepable,
     lock: &L,
     file: &File,
+    id: u64,
     table: &PollTable<'_>,
 ) -> c_uint {
-    let (session, readers) = lock.with(ctx, |sh| (sh.session.clone(), sh.readers.clone()));
+    // The session this file reads: one it attached to, or the current one.
+    let (session, readers) = lock.with(ctx, |sh| (sh.of_file(id), sh.readers.clone()));
     let Some(readers) = readers else {
         return rfile::POLL_HUP | rfile::POLL_ERR;
     };
@@ -386,10 +388,11 @@ pub(crate) fn poll<S: Source, L: SessionLock<S>>(
 pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
     ctx: &Sleepable,
     lock: &L,
+    id: u64,
     m: &SeqFile,
     name: &str,
 ) {
-    let Some(session) = session(ctx, lock) else {
+    let Some(session) = session_of(ctx, lock, id) else {
         seq_print!(m, "{}: no session\n", name);
         return;
     };

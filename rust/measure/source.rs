@@ -111,9 +111,10 @@ impl<S> Sessions<S> {
     }
 
     /// Takes the session away (the device is going): the caller stops it.
+    /// A reader that attached keeps its session, stopped by the caller: it
+    /// reads it to its end.
     pub(crate) fn take(&mut self) -> Option<Arc<S>> {
         self.owner = 0;
-        self.kept = None;
         self.session.take()
     }
 
@@ -132,6 +133,11 @@ impl<S> Sessions<S> {
     pub(super) fn attach(&mut self, id: u64) -> Result<Option<Arc<S>>> {
         if self.reader != 0 && self.reader != id {
             return Err(EBUSY);
+        }
+        // The owner reads its session as it is, the one it configures next
+        // included.
+        if self.owner == id {
+            return Err(EINVAL);
         }
         let s = self.session.clone().ok_or(EINVAL)?;
         self.reader = id;

@@ -150,7 +150,8 @@ impl<T: Copy, S: Deref<Target = [Slot<T>]>> Ring<T, S> {
         let head = self.head.load(Ordering::Relaxed);
         let tail = self.tail.load(Ordering::Acquire);
         if head.wrapping_sub(tail) > self.mask {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+            // Release: a reader of `dropped` sees the `produced` before it.
+            self.dropped.fetch_add(1, Ordering::Release);
             return false;
         }
         let slot = &self.slots[head & self.mask];
@@ -199,7 +200,8 @@ impl<T: Copy, S: Deref<Target = [Slot<T>]>> Ring<T, S> {
             return None;
         }
         self.tail.store(tail.wrapping_add(1), Ordering::Release);
-        self.delivered.fetch_add(1, Ordering::Relaxed);
+        // Release: a reader of `delivered` sees the production it follows.
+        self.delivered.fetch_add(1, Ordering::Release);
         Some(rec)
     }
 
@@ -242,18 +244,24 @@ impl<T: Copy, S: Deref<Target = [Slot<T>]>> Ring<T, S> {
             return;
         }
         self.tail.store(tail.wrapping_add(n), Ordering::Release);
-        self.delivered.fetch_add(n as u64, Ordering::Relaxed);
+        self.delivered.fetch_add(n as u64, Ordering::Release);
     }
 
     /// Produced, delivered and dropped counts.
     ///
     /// Each counter is exact; read while the ring runs, they may come from
-    /// slightly different moments.
+    /// slightly different moments, but never with more delivered and
+    /// dropped than produced.
     pub fn counters(&self) -> RingCounters {
+        // The consumer's and the drops before the production they follow,
+        // so that a snapshot of a running ring never has more delivered and
+        // dropped than produced.
+        let delivered = self.delivered.load(Ordering::Acquire);
+        let dropped = self.dropped.load(Ordering::Acquire);
         RingCounters {
-            produced: self.produced.load(Ordering::Relaxed),
-            delivered: self.delivered.load(Ordering::Relaxed),
-            dropped: self.dropped.load(Ordering::Relaxed),
+            produced: self.produced.load(Ordering::Acquire),
+            delivered,
+            dropped,
         }
     }
 }

@@ -90,6 +90,7 @@ pub fn collect<'a>(
         end_time,
         start_monotonic_ns,
         raw,
+        went_on,
         ..
     } = ended;
     let status = dev.status()?;
@@ -163,7 +164,7 @@ pub fn collect<'a>(
                 reason.into()
             },
             trip,
-            went_on: uapi::State::from_raw(status.state) == Some(uapi::State::Running),
+            went_on,
         },
         totals,
         cpus: cpu_reports,

@@ -40,9 +40,10 @@ pub struct Run<'a> {
 
 /// A session that ended (and is stopped).
 pub struct Ended {
-    /// `duration`, `interrupted`, `threshold`, `error`, or `count`: every
+    /// `duration`, `interrupted`, `threshold`, `error`, `count`: every
     /// user thread of a mode with a [`crate::mode::UserSink`] ended (it
-    /// measured the count its sink asked, or it failed and says why).
+    /// measured the count its sink asked, or it failed and says why), or
+    /// `ended`: the session the tool attached to was stopped by its owner.
     pub reason: &'static str,
     /// Why, for `error`: one line.
     pub error: Option<String>,
@@ -57,6 +58,9 @@ pub struct Ended {
     /// The CPUs the reader thread and the status loop were seen on.
     pub reader_ran_on: BTreeSet<u32>,
     pub status_ran_on: BTreeSet<u32>,
+    /// Attached, the tool left before the session's end (its reader did
+    /// not read to the end of the stream).
+    pub went_on: bool,
 }
 
 pub fn now_epoch() -> f64 {
@@ -330,6 +334,7 @@ impl Run<'_> {
             raw,
             reader_ran_on,
             status_ran_on,
+            went_on: plan.attach && reason != "ended",
         })
     }
 }
