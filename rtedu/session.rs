@@ -171,6 +171,7 @@ impl Source for EduSession {
         _ctx: &Sleepable,
         inst: &Arc<Instance>,
         config: Config,
+        cpus: &[u64],
         readers: Arc<Readers>,
     ) -> Result<Arc<Self>> {
         if inst.gone() {
@@ -180,7 +181,7 @@ impl Source for EduSession {
         // deadline on it (there is no user thread coming back) or an
         // irq-only session (the IRQ thread completes every event) cannot be
         // honoured.
-        if config.cpus.iter().any(|&w| w != 0)
+        if cpus.iter().any(|&w| w != 0)
             || !config.thread_stage()
             || config.stages & Stage::Response.bit() != 0
             || config.threshold_ns[Stage::Response] != 0

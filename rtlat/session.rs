@@ -572,22 +572,25 @@ impl Source for Session {
         ctx: &Sleepable,
         _dev: &(),
         config: Config,
+        set: &[u64],
         readers: Arc<Readers>,
     ) -> Result<Arc<Self>> {
-        // No CPU comes or goes while the set is taken (START checks again,
-        // so the allocation below does not hold hotplug off).
-        let set = {
+        let nr = kernel::cpu::nr_cpu_ids();
+        let mut ids = KVec::with_capacity(nr as usize, GFP_KERNEL)?;
+        let mut pushed = Ok(());
+        // No CPU comes or goes while the set is taken (START checks again);
+        // `ids` has room for every CPU, so nothing is allocated meanwhile.
+        {
             let _hp = HotplugReadGuard::new(ctx);
             config
-                .cpu_set(kernel::cpu::nr_cpu_ids(), cpu_online)
-                .map_err(measure::uapi_err)?
-        };
-        let mut ids = KVec::new();
-        for cpu in 0..uapi::MAX_CPUS as u32 {
-            if set[cpu as usize / 64] & (1 << (cpu % 64)) != 0 {
-                ids.push(cpu, GFP_KERNEL)?;
-            }
+                .session_cpus(set, nr, cpu_online, |cpu| {
+                    if pushed.is_ok() {
+                        pushed = ids.push(cpu, GFP_KERNEL);
+                    }
+                })
+                .map_err(measure::uapi_err)?;
         }
+        pushed?;
         measure::check_ring_budget(ids.len(), &config)?;
         let mut cpus = KVec::with_capacity(ids.len(), GFP_KERNEL)?;
         let mut chans = KVec::with_capacity(ids.len(), GFP_KERNEL)?;

@@ -61,7 +61,10 @@ pub(crate) use self::{
         read,
         release, //
     },
-    output::Output,
+    output::{
+        CpuSet,
+        Output, //
+    },
     readers::Readers,
     record::Recorded,
     source::{

@@ -568,6 +568,9 @@ TEST(latency_records)
 		}
 	}
 	EXPECT_LT(0, users);
+	memset(&s, 0, sizeof(s));
+	s.size = sizeof(s);
+	s.version = RTLAT_VERSION;
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_STATUS, &s));
 	EXPECT_EQ(RTLAT_STATE_STOPPED, s.state);
 	EXPECT_EQ(1, s.cpus[0]);

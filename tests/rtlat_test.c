@@ -79,6 +79,8 @@ static void default_config(struct rtlat_config *c)
 static int status(int fd, struct rtlat_status *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
+	s->version = RTLAT_VERSION;
 	return ioctl(fd, RTLAT_IOC_STATUS, s);
 }
 
@@ -112,12 +114,16 @@ static void sleep_ms(int ms)
 TEST(uapi_layout)
 {
 	/* Must match lib/rtcore/src/uapi.rs (CONFIG_SIZE etc.). */
-	ASSERT_EQ(104, sizeof(struct rtlat_config));
+	ASSERT_EQ(120, sizeof(struct rtlat_config));
 	ASSERT_EQ(RTLAT_CONFIG_SIZE_V1, offsetof(struct rtlat_config, deadline_ns));
+	ASSERT_EQ(RTLAT_CONFIG_SIZE_V2, offsetof(struct rtlat_config, cpus_ptr));
 	ASSERT_EQ(64, sizeof(struct rtlat_record));
-	ASSERT_EQ(184, sizeof(struct rtlat_status));
+	ASSERT_EQ(216, sizeof(struct rtlat_status));
 	ASSERT_EQ(RTLAT_STATUS_SIZE_V1, offsetof(struct rtlat_status, unattended));
 	ASSERT_EQ(RTLAT_STATUS_SIZE_V2, offsetof(struct rtlat_status, deadline_misses));
+	ASSERT_EQ(RTLAT_STATUS_SIZE_V3, offsetof(struct rtlat_status, cpus_ptr));
+	ASSERT_EQ(0xc0d8b704, RTLAT_IOC_STATUS);
+	ASSERT_EQ(0x4078b701, RTLAT_IOC_CONFIG);
 	ASSERT_EQ(168, sizeof(struct rtlat_stats));
 	ASSERT_EQ(8, offsetof(struct rtlat_config, period_ns));
 	ASSERT_EQ(56, offsetof(struct rtlat_config, threshold_ns));
@@ -141,6 +147,7 @@ TEST(device_node)
 
 FIXTURE(dev) {
 	int fd;
+	int onlined;	/* a CPU the test brought online, plus 1 (0: none) */
 };
 
 FIXTURE_SETUP(dev)
@@ -151,10 +158,14 @@ FIXTURE_SETUP(dev)
 	ASSERT_LE(0, self->fd);
 }
 
+static int set_online(int cpu, int on);
+
 FIXTURE_TEARDOWN(dev)
 {
 	if (self->fd >= 0)
 		close(self->fd);
+	if (self->onlined)
+		set_online(self->onlined - 1, 0);
 }
 
 TEST_F(dev, unknown_ioctl)
@@ -842,20 +853,29 @@ TEST_F(dev, rmmod_refused_while_open)
 	ASSERT_TRUE(module_loaded());
 }
 
-/* The older STATUS layout (programs built against the first header) works. */
 /* Programs built against the older layouts keep their ioctls. */
 TEST_F(dev, older_layouts)
 {
-	static const unsigned int sizes[] = { RTLAT_STATUS_SIZE_V1, RTLAT_STATUS_SIZE_V2 };
+	static const unsigned int sizes[] = {
+		RTLAT_STATUS_SIZE_V1, RTLAT_STATUS_SIZE_V2, RTLAT_STATUS_SIZE_V3,
+	};
 	unsigned char buf[sizeof(struct rtlat_status)];
 	struct rtlat_config c;
 	int i;
 
+	/* The second config (no cpus_ptr) under its own ioctl number. */
+	default_config(&c);
+	c.size = RTLAT_CONFIG_SIZE_V2;
+	c.deadline_ns = 1;
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG_V2, &c));
+	ASSERT_EQ(EINVAL, errno);	/* (its deadline is read: no user stage) */
+	c.deadline_ns = 0;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG_V2, &c));
 	/* The first config (no deadline) under its own ioctl number. */
 	default_config(&c);
 	c.size = RTLAT_CONFIG_SIZE_V1;
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG_V1, &c));
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		memset(buf, 0xa5, sizeof(buf));
 		ASSERT_EQ(0, ioctl(self->fd, _IOR(RTLAT_IOC_MAGIC, 4, char[sizes[i]]), buf));
 		ASSERT_EQ(sizes[i], *(__u32 *)buf);
@@ -1506,6 +1526,156 @@ TEST_F(dev, start_after_cpu_offline)
 	EXPECT_LT(0, st.count);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
 	ASSERT_EQ(0, set_online(1, 1));
+}
+
+/* The highest possible CPU (/sys/devices/system/cpu/possible), or -1. */
+static int last_possible_cpu(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	int c, n = -1, last = -1;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) != EOF) {
+		if (c >= '0' && c <= '9') {
+			n = (n < 0 ? 0 : n * 10) + c - '0';
+		} else {
+			if (n >= 0)
+				last = n;
+			n = -1;
+		}
+	}
+	fclose(f);
+	return n >= 0 ? n : last;
+}
+
+/*
+ * CPUs past the inline bitmaps' RTLAT_MAX_CPUS: a session on one through
+ * cpus_ptr, STATUS's sets in full; the older layouts, which cannot name it,
+ * an error (never a set with CPUs missing). A cell whose machine has a
+ * CPU past 256 (scripts/vmtest --cpus 2/260) must run it.
+ */
+TEST_F(dev, cpus_past_256)
+{
+	static __u64 set[RTLAT_CPUS_SIZE_MAX / 8], got[RTLAT_CPUS_SIZE_MAX / 8];
+	static __u64 off[RTLAT_CPUS_SIZE_MAX / 8], un[RTLAT_CPUS_SIZE_MAX / 8];
+	static const unsigned int old[] = {
+		RTLAT_STATUS_SIZE_V1, RTLAT_STATUS_SIZE_V2, RTLAT_STATUS_SIZE_V3,
+	};
+	static struct rtlat_record recs[256];
+	int hi = last_possible_cpu(), i, from_hi = 0;
+	unsigned char buf[sizeof(struct rtlat_status)];
+	struct rtlat_config c;
+	struct rtlat_status s;
+	struct rtlat_stats st;
+	unsigned int words;
+	ssize_t n;
+
+	if (hi < RTLAT_MAX_CPUS)
+		SKIP(return, "no CPU past %d (the last possible is %d)", RTLAT_MAX_CPUS - 1, hi);
+	words = hi / 64 + 1;
+	ASSERT_EQ(0, status(self->fd, &s));
+	EXPECT_EQ((unsigned int)hi + 1, s.nr_cpu_ids);
+	EXPECT_EQ(words, s.cpu_words);
+
+	/* The session {0, hi}, its set at cpus_ptr: refused while hi is offline. */
+	set[0] = 1;
+	set[hi / 64] |= 1ULL << (hi % 64);
+	default_config(&c);
+	c.cpus_ptr = (__u64)(unsigned long)set;
+	c.cpus_size = words * 8;
+	ASSERT_EQ(0, set_online(hi, 0));
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, set_online(hi, 1)) TH_LOG("CPU %d: %s", hi, strerror(errno));
+	self->onlined = hi + 1;
+
+	/* Bad sets: beside an inline one; a size not of words, or too large; a
+	 * CPU past the kernel's; memory that is not there. */
+	c.cpus[0] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.cpus[0] = 0;
+	c.cpus_size = 12;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.cpus_size = RTLAT_CPUS_SIZE_MAX + 8;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.cpus_size = (words + 1) * 8;
+	set[(hi + 64) / 64] |= 1ULL << ((hi + 64) % 64);
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	set[(hi + 64) / 64] = 0;
+	c.cpus_ptr = 8;
+	c.cpus_size = words * 8;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EFAULT, errno);
+
+	/* Every online CPU: E2BIG with an older layout, which could not
+	 * report them; with this one, CPU hi is in. */
+	default_config(&c);
+	c.size = RTLAT_CONFIG_SIZE_V2;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG_V2, &c));
+	EXPECT_EQ(E2BIG, errno);
+	default_config(&c);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c)) TH_LOG("%s", strerror(errno));
+	memset(&s, 0, sizeof(s));
+	s.size = sizeof(s);
+	s.version = RTLAT_VERSION;
+	s.cpus_ptr = (__u64)(unsigned long)got;
+	s.cpu_words = words;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STATUS, &s)) TH_LOG("%s", strerror(errno));
+	EXPECT_TRUE(got[hi / 64] >> (hi % 64) & 1);
+	EXPECT_TRUE(got[0] & 1);
+
+	/* The session {0, hi}, sampled on both. */
+	default_config(&c);
+	c.cpus_ptr = (__u64)(unsigned long)set;
+	c.cpus_size = words * 8;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	sleep_ms(300);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+
+	/* The older STATUS layouts cannot name CPU hi: EOVERFLOW. */
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(-1, ioctl(self->fd, _IOR(RTLAT_IOC_MAGIC, 4, char[old[i]]), buf));
+		EXPECT_EQ(EOVERFLOW, errno);
+	}
+	/* A buffer too short: EOVERFLOW, and the words it needs written back. */
+	memset(&s, 0, sizeof(s));
+	s.size = sizeof(s);
+	s.version = RTLAT_VERSION;
+	s.offline_ptr = (__u64)(unsigned long)off;
+	s.cpu_words = words - 1;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_STATUS, &s));
+	EXPECT_EQ(EOVERFLOW, errno);
+	EXPECT_EQ(words, s.cpu_words);
+	/* In full: the set as configured, none offline or unattended. */
+	memset(got, 0xff, sizeof(got));
+	memset(off, 0xff, sizeof(off));
+	memset(un, 0xff, sizeof(un));
+	s.cpus_ptr = (__u64)(unsigned long)got;
+	s.offline_ptr = (__u64)(unsigned long)off;
+	s.unattended_ptr = (__u64)(unsigned long)un;
+	s.cpu_words = words;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STATUS, &s)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(RTLAT_STATE_STOPPED, s.state);
+	EXPECT_EQ(1, s.cpus[0]);	/* the inline bitmap: the CPUs below 256 */
+	for (i = 0; i < (int)words; i++) {
+		EXPECT_EQ(set[i], got[i]) TH_LOG("word %d", i);
+		EXPECT_EQ(0, off[i]);
+		EXPECT_EQ(0, un[i]);
+	}
+	EXPECT_EQ(~0ULL, got[words]);	/* nothing written past them */
+	ASSERT_EQ(0, stats(self->fd, hi, RTLAT_STAGE_THREAD, &st, NULL, 0));
+	EXPECT_LT(0, st.count);
+	while ((n = read(self->fd, recs, sizeof(recs))) > 0)
+		for (i = 0; i < n / (ssize_t)sizeof(recs[0]); i++)
+			from_hi += recs[i].cpu == (unsigned int)hi;
+	EXPECT_EQ(0, n);
+	EXPECT_EQ(st.produced, from_hi);
 }
 
 /* Last: once every file is closed, the module unloads cleanly. */

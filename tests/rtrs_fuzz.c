@@ -177,6 +177,8 @@ static int inject(int check)
 }
 
 static int nr_cpu_ids_;		/* possible CPUs: 0..nr_cpu_ids_-1 */
+/* CPUs online at the start (below RTLAT_MAX_CPUS): all but CPU 1 stay so. */
+static __u64 online0[RTLAT_CPU_WORDS];
 static int ncpu_online0;	/* online at start */
 static int privileged;
 static const char *hp_path = "/sys/devices/system/cpu/cpu1/online";
@@ -362,6 +364,7 @@ struct thr {
 	__u64 t0, dur, disturb0;
 	char what[200];
 	int child_configured;
+	__u64 wide[8];	/* a config's CPU set at cpus_ptr */
 };
 
 static struct thr thr[MAX_THREADS + 1];
@@ -818,12 +821,12 @@ static int has_bit(const __u64 *w, int b)
 static int online_mask(__u64 *m, __u64 *gen)
 {
 	*gen = __atomic_load_n(&hp_gen, __ATOMIC_ACQUIRE);
-	memset(m, 0, RTLAT_CPU_WORDS * 8);
+	memcpy(m, online0, RTLAT_CPU_WORDS * 8);
 	if (*gen & 1)
 		return -1;
-	for (int c = 0; c < nr_cpu_ids_ && c < RTLAT_MAX_CPUS; c++)
-		if (c != 1 || __atomic_load_n(&cpu1_online, __ATOMIC_RELAXED))
-			m[c / 64] |= 1ULL << (c % 64);
+	m[0] &= ~2ULL;
+	if (nr_cpu_ids_ > 1 && __atomic_load_n(&cpu1_online, __ATOMIC_RELAXED))
+		m[0] |= 2;
 	return 0;
 }
 
@@ -832,8 +835,10 @@ static int online_mask(__u64 *m, __u64 *gen)
  * (EINVAL), or unsure where they do not say.
  */
 static int config_validity(const struct rtlat_config *c, int edu, const __u64 *online,
-			   const char **why)
+			   const __u64 *wide, const char **why)
 {
+	const __u64 *set = c->cpus_ptr ? wide : c->cpus;
+	int nbits = c->cpus_ptr ? (int)c->cpus_size * 8 : RTLAT_MAX_CPUS;
 	uint32_t known = 1 << RTLAT_STAGE_IRQ | 1 << RTLAT_STAGE_THREAD | 1 << RTLAT_STAGE_USER;
 	int thread = c->stages & 1 << RTLAT_STAGE_THREAD;
 	int user = c->stages & 1 << RTLAT_STAGE_USER;
@@ -879,8 +884,20 @@ static int config_validity(const struct rtlat_config *c, int edu, const __u64 *o
 	if (c->ring_records && ((c->ring_records & (c->ring_records - 1)) ||
 				c->ring_records > RTLAT_RING_MAX))
 		return *why = "ring_records", V_INVALID;
+	if (c->reserved)
+		return *why = "reserved", V_INVALID;
+	if (!c->cpus_ptr != !c->cpus_size)
+		return *why = "cpus_ptr without cpus_size, or the reverse", V_INVALID;
+	if (c->cpus_size % 8 || c->cpus_size > RTLAT_CPUS_SIZE_MAX)
+		return *why = "cpus_size", V_INVALID;
 	for (int w = 0; w < RTLAT_CPU_WORDS; w++)
 		empty &= c->cpus[w] == 0;
+	if (c->cpus_ptr && !empty)
+		return *why = "a CPU set inline and at cpus_ptr", V_INVALID;
+	if (c->cpus_ptr && c->cpus_ptr != (__u64)(uintptr_t)wide)
+		return *why = "cpus_ptr cannot be read", V_INVALID;
+	for (int w = 0; w < nbits / 64; w++)
+		empty &= set[w] == 0;
 	if (edu) {
 		if (!empty)
 			return *why = "a CPU set (rtedu)", V_INVALID;
@@ -888,8 +905,8 @@ static int config_validity(const struct rtlat_config *c, int edu, const __u64 *o
 		if (!thread)
 			unsure = 1;
 	} else {
-		for (int b = 0; b < RTLAT_MAX_CPUS; b++) {
-			if (!has_bit(c->cpus, b))
+		for (int b = 0; b < nbits; b++) {
+			if (!has_bit(set, b))
 				continue;
 			if (b >= nr_cpu_ids_)
 				return *why = "a CPU that does not exist", V_INVALID;
@@ -933,8 +950,8 @@ static __u64 gen_period(struct rng *r)
 }
 
 /* A config: mostly valid (for this device), sometimes with mutated fields. */
-static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, char *desc,
-		       size_t dlen)
+static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, __u64 *wide,
+		       char *desc, size_t dlen)
 {
 	memset(c, 0, sizeof(*c));
 	c->size = sizeof(*c);
@@ -952,9 +969,11 @@ static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, cha
 			c->stages |= 1 << RTLAT_STAGE_THREAD;
 		if (s >= 60)
 			c->stages |= 1 << RTLAT_STAGE_USER;
+		/* (Of those that may be online: CPU 1 comes and goes.) */
 		if (chance(r, 50))
-			for (int cpu = 0; cpu < nr_cpu_ids_ && cpu < RTLAT_MAX_CPUS; cpu++)
-				if (chance(r, 60))
+			for (int cpu = 0; cpu < RTLAT_MAX_CPUS; cpu++)
+				if ((has_bit(online0, cpu) || (cpu == 1 && nr_cpu_ids_ > 1)) &&
+				    chance(r, 60))
 					c->cpus[cpu / 64] |= 1ULL << (cpu % 64);
 	}
 	c->priority = chance(r, 40) ? 95 : 1 + below(r, 99);
@@ -1009,7 +1028,38 @@ static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, cha
 		const char *what = "";
 		int cpu;
 
-		switch (below(r, 10)) {
+		switch (below(r, 11)) {
+		case 10: {
+			/* The set at cpus_ptr (the one given moved there, in 1 to 8
+			 * words), or a bad size, pointer, reserved word or CPU. */
+			unsigned int words = 1 + below(r, 8);
+
+			memset(wide, 0, 8 * 8);
+			memcpy(wide, c->cpus, (words < RTLAT_CPU_WORDS ? words : RTLAT_CPU_WORDS) * 8);
+			memset(c->cpus, 0, sizeof(c->cpus));
+			c->cpus_ptr = (__u64)(uintptr_t)wide;
+			c->cpus_size = words * 8;
+			switch (below(r, 8)) {
+			case 0:
+				c->cpus_size = PICK(r, 0, 4, 12, RTLAT_CPUS_SIZE_MAX + 8, ~0U);
+				break;
+			case 1:
+				c->cpus_ptr = PICK(r, 0, 8, ~0ULL - 4095);
+				break;
+			case 2:
+				c->reserved = 1;
+				break;
+			case 3:
+				c->cpus[0] = 1;
+				break;
+			case 4:
+				if (nr_cpu_ids_ < (int)words * 64)
+					wide[nr_cpu_ids_ / 64] |= 1ULL << (nr_cpu_ids_ % 64);
+				break;
+			}
+			what = "cpus_ptr";
+			break;
+		}
 		case 0:
 			c->size = PICK(r, 0, 95, 97, 88, 4096, ~0U);
 			what = "size";
@@ -1100,8 +1150,9 @@ static void record_cpus(struct dev *d, const struct epoch *e, int valid, __u64 *
 	} else if (valid && e->known && !e->empty) {
 		memcpy(cpus, e->cpus, RTLAT_CPU_WORDS * 8);
 	} else {
-		for (int c = 0; c < nr_cpu_ids_ && c < RTLAT_MAX_CPUS; c++)
-			cpus[c / 64] |= 1ULL << (c % 64);
+		memcpy(cpus, online0, RTLAT_CPU_WORDS * 8);
+		if (nr_cpu_ids_ > 1)
+			cpus[0] |= 2;
 	}
 }
 
@@ -1232,6 +1283,11 @@ static void check_status(struct thr *t, struct dev *d, const struct rtlat_status
 	checked(C_STATUS);
 	if (s->size != sizeof(*s) || s->version != RTLAT_VERSION) {
 		fail(t, C_STATUS, "%s: size %u version %u", t->what, s->size, s->version);
+		return;
+	}
+	if (s->nr_cpu_ids != (__u32)nr_cpu_ids_ || s->cpu_words != (s->nr_cpu_ids + 63) / 64) {
+		fail(t, C_STATUS, "%s: nr_cpu_ids %u cpu_words %u (%d possible CPUs)", t->what,
+		     s->nr_cpu_ids, s->cpu_words, nr_cpu_ids_);
 		return;
 	}
 	if (s->state > RTLAT_STATE_STOPPED || s->stop_reason > RTLAT_STOP_THRESHOLD) {
@@ -1374,10 +1430,20 @@ static void raise_max_ring(struct dev *d, __u64 ring)
 		;
 }
 
+/* A STATUS request: its header, no buffers for the sets in full. */
+static void status_request(struct rtlat_status *s)
+{
+	memset(s, 0x5a, sizeof(*s));
+	s->size = sizeof(*s);
+	s->version = RTLAT_VERSION;
+	s->cpus_ptr = s->offline_ptr = s->unattended_ptr = 0;
+}
+
 static void op_status(struct thr *t, struct rng *r, struct dev *d, int pair)
 {
+	unsigned int need = (nr_cpu_ids_ + 63) / 64, words = need;
 	struct rtlat_status s1, s2;
-	int i = pick_slot(r, d, 20), fd, bp;
+	int i = pick_slot(r, d, 20), fd, bp, bad_hdr = 0;
 	void *p;
 	long ret;
 
@@ -1385,7 +1451,20 @@ static void op_status(struct thr *t, struct rng *r, struct dev *d, int pair)
 	if (fd < 0)
 		return;
 	bp = pick_bp(r, pair ? 0 : 8);
-	memset(&s1, 0x5a, sizeof(s1));
+	status_request(&s1);
+	/* Now and then the sets in full (into t->wide, 8 words), or too
+	 * short a buffer for them, or a bad header. */
+	if (chance(r, 20) && need <= 8) {
+		words = need - (need > 1 && chance(r, 20));
+		s1.cpus_ptr = (__u64)(uintptr_t)t->wide;
+		s1.cpu_words = words;
+	} else if (chance(r, 4)) {
+		bad_hdr = 1;
+		if (chance(r, 50))
+			s1.size = PICK(r, 0, RTLAT_STATUS_SIZE_V3, ~0U);
+		else
+			s1.version = PICK(r, 0, 2, ~0U);
+	}
 	p = bp_ptr(t, r, bp, &s1, sizeof(s1));
 	cbegin(t, K_STATUS, d, i, HANG_S, 1, "%s", bp_name[bp]);
 	if (!t->child && inject(C_HANG))
@@ -1401,13 +1480,28 @@ static void op_status(struct thr *t, struct rng *r, struct dev *d, int pair)
 	}
 	ret = cend(t, ioctl(fd, RTLAT_IOC_STATUS, p));
 	if (bp_faults(bp, 1)) {
-		expect_err(t, ret, EFAULT, "its pointer is bad");
+		/* (A read-only page is read first: not a request, EINVAL.) */
+		expect_err(t, ret, bp == BP_RO ? 0 : EFAULT, "its pointer is bad");
+	} else if (bad_hdr) {
+		expect_err(t, ret, EINVAL, "its size or version is wrong");
+	} else if (words < need) {
+		expect_err(t, ret, EOVERFLOW, "its buffer for the sets in full is too short");
+		if (bp == BP_ODD)
+			memcpy(&s1, p, sizeof(s1));
+		if (ret < 0 && s1.cpu_words != need)
+			fail(t, C_STATUS, "%s: EOVERFLOW with cpu_words %u, not the %u needed",
+			     t->what, s1.cpu_words, need);
 	} else if (ret == 0) {
 		if (bp == BP_ODD)
 			memcpy(&s1, p, sizeof(s1));
 		check_status(t, d, &s1);
+		for (unsigned int w = 0; s1.cpus_ptr && w < need && w < RTLAT_CPU_WORDS; w++)
+			if (t->wide[w] != s1.cpus[w])
+				fail(t, C_STATUS, "%s: the set in full, word %u: %#llx, inline %#llx",
+				     t->what, w, (unsigned long long)t->wide[w],
+				     (unsigned long long)s1.cpus[w]);
 		if (pair) {
-			memset(&s2, 0x5a, sizeof(s2));
+			status_request(&s2);
 			cbegin(t, K_STATUS, d, i, HANG_S, 1, "(second)");
 			if (cend(t, ioctl(fd, RTLAT_IOC_STATUS, &s2)) == 0) {
 				check_status(t, d, &s2);
@@ -1508,13 +1602,12 @@ static unsigned int gen_bad_cmd(struct rng *r, struct dev *d, char *desc, size_t
 		RTLAT_IOC_CONFIG, RTLAT_IOC_START, RTLAT_IOC_STOP, RTLAT_IOC_STATUS,
 		RTLAT_IOC_STATS, RTLAT_IOC_RESET, RTLAT_IOC_USER_WAIT, RTLAT_IOC_ATTACH,
 		/* The older layouts' CONFIG and STATUS (rtlat.h). */
-		_IOC(_IOC_READ, RTLAT_IOC_MAGIC, 4, RTLAT_STATUS_SIZE_V1),
-		_IOC(_IOC_READ, RTLAT_IOC_MAGIC, 4, RTLAT_STATUS_SIZE_V2),
-		RTLAT_IOC_CONFIG_V1,
+		RTLAT_IOC_STATUS_V1, RTLAT_IOC_STATUS_V2, RTLAT_IOC_STATUS_V3,
+		RTLAT_IOC_CONFIG_V1, RTLAT_IOC_CONFIG_V2,
 		/* rtedu's own, known on rtedu only: */
 		RTEDU_IOC_INFO, RTEDU_IOC_FACTORIAL, RTEDU_IOC_DMA,
 	};
-	const unsigned int nr_rtlat = 11;	/* the first 11 above */
+	const unsigned int nr_rtlat = 13;	/* the first 13 above */
 	/* Handled by the VFS before the driver (fs/ioctl.c), whatever the file. */
 	static const unsigned int vfs_types[] = { 0x00, 0x15, 'T', 'X', 'f', 0x94 };
 	unsigned int magic = d->edu ? RTEDU_IOC_MAGIC : RTLAT_IOC_MAGIC, cmd;
@@ -1631,6 +1724,9 @@ static void op_badptr(struct thr *t, struct rng *r, struct dev *d)
 		if (c[k].kind == K_STATUS || c[k].kind == K_INFO ||
 		    (c[k].kind == K_CONFIG && t->priv))
 			want = EFAULT;
+		/* STATUS reads its request first: the read-only page's is none. */
+		if (c[k].cmd == RTLAT_IOC_STATUS && bp == BP_RO)
+			want = 0;
 		expect_err(t, ret, want, "its pointer is bad");
 	}
 	slot_put(t, d, i);
@@ -1657,7 +1753,7 @@ static void op_simple(struct thr *t, struct rng *r, struct dev *d, int kind)
 
 static void op_config(struct thr *t, struct rng *r, struct dev *d, int then_start)
 {
-	struct rtlat_config c;
+	struct rtlat_config c, eff;
 	__u64 online[RTLAT_CPU_WORDS], hg0, hg1;
 	int i = pick_slot(r, d, 50), fd, bp, v, ok;
 	const char *why;
@@ -1669,20 +1765,24 @@ static void op_config(struct thr *t, struct rng *r, struct dev *d, int then_star
 	fd = slot_get(t, d, i);
 	if (fd < 0)
 		return;
-	gen_config(r, d, &c, desc, sizeof(desc));
+	gen_config(r, d, &c, t->wide, desc, sizeof(desc));
 	bp = pick_bp(r, 3);
 	p = bp_ptr(t, r, bp, &c, sizeof(c));
 	if (bp == BP_RO)
 		bp = BP_NULL, p = NULL;
 	/* A child's copy of CPU 1's state is stale: the CPUs are unsure there. */
 	ok = online_mask(online, &hg0) == 0 && !t->child;
-	v = config_validity(&c, d->edu, ok ? online : NULL, &why);
+	v = config_validity(&c, d->edu, ok ? online : NULL, t->wide, &why);
+	/* The set the session gets, as the epoch keeps it. */
+	eff = c;
+	if (c.cpus_ptr == (__u64)(uintptr_t)t->wide)
+		memcpy(eff.cpus, t->wide, sizeof(eff.cpus));
 	if (v != V_INVALID)
 		raise_max_ring(d, c.ring_records ? c.ring_records : RTLAT_RING_DEFAULT);
 	w_begin(t, d, &w);
 	cbegin(t, K_CONFIG, d, i, HANG_S, 0, "%s%s", desc, bp_name[bp]);
 	ret = cend(t, ioctl(fd, RTLAT_IOC_CONFIG, p));
-	w_end(t, d, &w, bp_faults(bp, 0) ? 0 : ret == 0, &c);
+	w_end(t, d, &w, bp_faults(bp, 0) ? 0 : ret == 0, &eff);
 	hg1 = __atomic_load_n(&hp_gen, __ATOMIC_ACQUIRE);
 	if (hg1 != hg0 && v == V_VALID && !d->edu)
 		v = V_UNSURE;
@@ -1696,9 +1796,9 @@ static void op_config(struct thr *t, struct rng *r, struct dev *d, int then_star
 	} else if (v == V_VALID) {
 		inc(&S->cfg_valid);
 		checked(C_EXPECT);
-		int empty = !(c.cpus[0] | c.cpus[1] | c.cpus[2] | c.cpus[3]);
+		int empty = !(eff.cpus[0] | eff.cpus[1] | eff.cpus[2] | eff.cpus[3]);
 
-		if (ret < 0 && t->err == EINVAL && empty && online[0] != (1ULL << nr_cpu_ids_) - 1)
+		if (ret < 0 && t->err == EINVAL && empty && !has_bit(online, 1))
 			fail(t, C_EXPECT, "%s: EINVAL for an empty CPU set while CPUs %#llx are "
 			     "online (rtlat.h: \"all zero: every online CPU\")", t->what,
 			     (unsigned long long)online[0]);
@@ -2876,7 +2976,7 @@ static int t_config(int fd, uint32_t stages, __u64 cpus0, __u64 period, uint32_t
 
 static int t_status(int fd, struct rtlat_status *s)
 {
-	memset(s, 0, sizeof(*s));
+	status_request(s);
 	return ioctl(fd, RTLAT_IOC_STATUS, s);
 }
 
@@ -3349,6 +3449,37 @@ static int load_module(const char *name)
 	return system(cmd) == 0 && module_loaded(name);
 }
 
+/* The CPUs below RTLAT_MAX_CPUS of a list such as "0-3,5" in `path`. */
+static void read_cpu_list(const char *path, __u64 *m)
+{
+	char buf[4096], *p = buf;
+	FILE *f = fopen(path, "r");
+
+	memset(m, 0, RTLAT_CPU_WORDS * 8);
+	if (!f)
+		return;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	while (*p) {
+		char *e;
+		long lo = strtol(p, &e, 10), hi;
+
+		if (e == p)
+			break;
+		hi = lo;
+		p = e;
+		if (*p == '-') {
+			hi = strtol(p + 1, &e, 10);
+			p = e;
+		}
+		for (long c = lo; c <= hi && c < RTLAT_MAX_CPUS; c++)
+			m[c / 64] |= 1ULL << (c % 64);
+		while (*p == ',' || *p == '\n')
+			p++;
+	}
+}
+
 static int count_cpus(const char *path)
 {
 	char buf[256], *p = buf;
@@ -3548,7 +3679,8 @@ static void diagnostics(char *buf, size_t len)
 		struct rtlat_status st;
 		int fd = open(devs[k].path, O_RDONLY | O_NONBLOCK);
 
-		memset(&st, 0, sizeof(st));
+		status_request(&st);
+		st.state = 0;
 		if (fd >= 0) {
 			if (ioctl(fd, RTLAT_IOC_STATUS, &st))
 				st.state = 9;
@@ -3667,6 +3799,7 @@ int main(int argc, char **argv)
 	if (nr_cpu_ids_ < 1)
 		nr_cpu_ids_ = sysconf(_SC_NPROCESSORS_CONF);
 	ncpu_online0 = sysconf(_SC_NPROCESSORS_ONLN);
+	read_cpu_list("/sys/devices/system/cpu/online", online0);
 	can_hotplug = nr_cpu_ids_ >= 2 && access(hp_path, W_OK) == 0;
 	if (can_hotplug) {
 		char v = '1';
@@ -3714,6 +3847,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 2000; i++)
 			syscall(SYS_getppid);
 		c1 = now_ns();
+		status_request(&st);
 		for (int i = 0; i < 2000; i++)
 			ioctl(devs[0].s[0].fd, RTLAT_IOC_STATUS, &st);
 		c2 = now_ns();

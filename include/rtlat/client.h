@@ -80,26 +80,34 @@ struct rtlat_client {
 static inline int rtlat_client_start(struct rtlat_client *c, const struct rtlat_client_opts *o)
 {
 	struct sched_param sp = { .sched_priority = o->priority };
+	/* A CPU past the inline bitmap's goes in a bitmap of its own. */
+	__u64 wide[RTLAT_CPUS_SIZE_MAX / 8] = { 0 };
+	size_t words = o->cpu / 64 + 1;
 	struct rtlat_config cfg;
-	cpu_set_t set;
 	int err;
 
 	c->fd = -1;
-	if (o->cpu >= RTLAT_MAX_CPUS) {
+	if (words > RTLAT_CPUS_SIZE_MAX / 8) {
 		errno = EINVAL;
 		return -1;
 	}
 	if (o->lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE))
 		return -1;
-	CPU_ZERO(&set);
-	CPU_SET(o->cpu, &set);
-	if (sched_setscheduler(0, SCHED_FIFO, &sp) || sched_setaffinity(0, sizeof(set), &set))
+	wide[o->cpu / 64] = 1ULL << (o->cpu % 64);
+	/* (wide is a CPU mask of any length for the kernel, too.) */
+	if (sched_setscheduler(0, SCHED_FIFO, &sp) ||
+	    sched_setaffinity(0, words * 8, (cpu_set_t *)wide))
 		return -1;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.size = sizeof(cfg);
 	cfg.version = RTLAT_VERSION;
 	cfg.period_ns = o->period_ns;
-	cfg.cpus[o->cpu / 64] = 1ULL << (o->cpu % 64);
+	if (o->cpu < RTLAT_MAX_CPUS) {
+		cfg.cpus[o->cpu / 64] = wide[o->cpu / 64];
+	} else {
+		cfg.cpus_ptr = (__u64)(unsigned long)wide;
+		cfg.cpus_size = words * 8;
+	}
 	cfg.stages = 1 << RTLAT_STAGE_IRQ | 1 << RTLAT_STAGE_THREAD | 1 << RTLAT_STAGE_USER;
 	cfg.priority = o->kernel_priority;
 	cfg.ring_records = o->ring_records;
@@ -108,8 +116,13 @@ static inline int rtlat_client_start(struct rtlat_client *c, const struct rtlat_
 	if (c->fd < 0)
 		return -1;
 	err = ioctl(c->fd, RTLAT_IOC_CONFIG, &cfg);
-	if (err && errno == ENOTTY && !cfg.deadline_ns) {
-		/* A module older than deadlines: its layout, without one. */
+	if (err && errno == ENOTTY && !cfg.cpus_ptr) {
+		/* A module older than cpus_ptr: its layout, without one. */
+		cfg.size = RTLAT_CONFIG_SIZE_V2;
+		err = ioctl(c->fd, RTLAT_IOC_CONFIG_V2, &cfg);
+	}
+	if (err && errno == ENOTTY && !cfg.cpus_ptr && !cfg.deadline_ns) {
+		/* Older than deadlines too: the first layout, without one. */
 		cfg.size = RTLAT_CONFIG_SIZE_V1;
 		err = ioctl(c->fd, RTLAT_IOC_CONFIG_V1, &cfg);
 	}
@@ -136,7 +149,13 @@ static inline int rtlat_client_wait(struct rtlat_client *c, struct rtlat_record 
 /* The session's status: counts, deadline misses, a threshold's trip. */
 static inline int rtlat_client_status(struct rtlat_client *c, struct rtlat_status *s)
 {
-	return ioctl(c->fd, RTLAT_IOC_STATUS, s) ? -1 : 0;
+	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
+	s->version = RTLAT_VERSION;
+	if (!ioctl(c->fd, RTLAT_IOC_STATUS, s))
+		return 0;
+	/* A module older than the sets in full: its layout, without them. */
+	return errno == ENOTTY && !ioctl(c->fd, RTLAT_IOC_STATUS_V3, s) ? 0 : -1;
 }
 
 /* Stops sampling; the records stay readable with rtlat_client_read(). */

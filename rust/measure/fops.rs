@@ -30,6 +30,7 @@ use crate::rtrs::{
         Config,
         Stage,
         Stats,
+        Status,
         StopReason, //
     },
 };
@@ -39,6 +40,7 @@ use super::{
     session_of, //
     source::owned,
     uapi_err,
+    CpuSet,
     Output,
     SessionLock,
     Sessions,
@@ -63,6 +65,17 @@ fn config<S: Source, L: SessionLock<S>>(
         .reader()
         .read_slice(buf)?;
     let config = Config::decode(buf).map_err(uapi_err)?;
+    // The CPU set: inline, or the bitmap at cpus_ptr (read once, here).
+    let mut set = KVec::new();
+    if config.cpus_ptr != 0 {
+        let len = config.cpus_size as usize;
+        let mut r = UserSlice::new(UserPtr::from_addr(config.cpus_ptr as usize), len).reader();
+        for _ in 0..len / 8 {
+            set.push(r.read::<u64>()?, GFP_KERNEL)?;
+        }
+    } else {
+        set.extend_from_slice(&config.cpus, GFP_KERNEL)?;
+    }
     // May file `id` configure? Checked again when the new session goes in.
     let may = |sh: &Sessions<S>| match &sh.session {
         Some(s) if sh.owner != id || s.output().running() => Err(EBUSY),
@@ -74,7 +87,7 @@ fn config<S: Source, L: SessionLock<S>>(
     })?;
     // Everything is allocated now, outside the device's lock (a large ring
     // takes a while) and outside any atomic context.
-    let new = S::configure(ctx, dev, config, readers)?;
+    let new = S::configure(ctx, dev, config, &set, readers)?;
     let swapped = lock.with(ctx, |sh| match may(sh) {
         Ok(()) => {
             sh.owner = id;
@@ -138,6 +151,75 @@ fn ioctl_stats(ctx: &Sleepable, out: &Output, arg: usize) -> Result<isize> {
     Ok(0)
 }
 
+/// `RTLAT_IOC_STATUS` of any layout (`cmd`) for file `id`.
+fn ioctl_status<S: Source, L: SessionLock<S>>(
+    ctx: &Sleepable,
+    lock: &L,
+    id: u64,
+    cmd: u32,
+    arg: usize,
+) -> Result<isize> {
+    let session = session_of(ctx, lock, id);
+    let out = session.as_ref().map(|s| s.output());
+    let mut st = out.map(Output::status).unwrap_or_default();
+    let len = match cmd {
+        ioc::STATUS_V1 => uapi::STATUS_SIZE_V1,
+        ioc::STATUS_V2 => uapi::STATUS_SIZE_V2,
+        ioc::STATUS_V3 => uapi::STATUS_SIZE_V3,
+        _ => uapi::STATUS_SIZE,
+    };
+    let mut buf = [0u8; uapi::STATUS_SIZE];
+    let buf = &mut buf[..len];
+    let (mut reader, mut writer) = UserSlice::new(UserPtr::from_addr(arg), len).reader_writer();
+    if len < uapi::STATUS_SIZE {
+        // An older layout's inline bitmaps cannot name every CPU of the
+        // session: an error, not a set with CPUs missing.
+        if out.is_some_and(Output::past_inline) {
+            return Err(EOVERFLOW);
+        }
+        st.encode(buf);
+        writer.write_slice(buf)?;
+        return Ok(0);
+    }
+    reader.read_slice(buf)?;
+    let req = Status::decode(buf).map_err(uapi_err)?;
+    let nr = kernel::cpu::nr_cpu_ids();
+    let words = uapi::cpu_words(nr);
+    let sets = [
+        (req.cpus_ptr, CpuSet::Session),
+        (req.offline_ptr, CpuSet::Offline),
+        (req.unattended_ptr, CpuSet::Unattended),
+    ];
+    st.cpus_ptr = req.cpus_ptr;
+    st.offline_ptr = req.offline_ptr;
+    st.unattended_ptr = req.unattended_ptr;
+    st.cpu_words = words;
+    st.nr_cpu_ids = nr;
+    st.encode(buf);
+    let short = sets.iter().any(|&(p, _)| p != 0) && req.cpu_words < words;
+    if !short {
+        for (ptr, which) in sets {
+            if ptr == 0 {
+                continue;
+            }
+            let set = match out {
+                Some(o) => o.cpu_set(which, words as usize)?,
+                None => KVec::from_elem(0u64, words as usize, GFP_KERNEL)?,
+            };
+            let mut w = UserSlice::new(UserPtr::from_addr(ptr as usize), set.len() * 8).writer();
+            for word in set.iter() {
+                w.write(word)?;
+            }
+        }
+    }
+    // (Written back also when a buffer is too small: what it must hold.)
+    writer.write_slice(buf)?;
+    if short {
+        return Err(EOVERFLOW);
+    }
+    Ok(0)
+}
+
 /// The ioctls of `include/uapi/linux/rtlat.h` for file `id`.
 pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
     ctx: &Sleepable,
@@ -149,6 +231,7 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
 ) -> Result<isize> {
     match cmd {
         ioc::CONFIG => config(ctx, lock, dev, id, arg, uapi::CONFIG_SIZE),
+        ioc::CONFIG_V2 => config(ctx, lock, dev, id, arg, uapi::CONFIG_SIZE_V2),
         ioc::CONFIG_V1 => config(ctx, lock, dev, id, arg, uapi::CONFIG_SIZE_V1),
         ioc::START => {
             if !task::capable_rt() {
@@ -171,21 +254,8 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             owned(ctx, lock, id)?.output().reset();
             Ok(0)
         }
-        ioc::STATUS | ioc::STATUS_V2 | ioc::STATUS_V1 => {
-            let st = session_of(ctx, lock, id)
-                .map(|s| s.output().status())
-                .unwrap_or_default();
-            let mut buf = [0u8; uapi::STATUS_SIZE];
-            let len = match cmd {
-                ioc::STATUS_V1 => uapi::STATUS_SIZE_V1,
-                ioc::STATUS_V2 => uapi::STATUS_SIZE_V2,
-                _ => uapi::STATUS_SIZE,
-            };
-            st.encode(&mut buf[..len]);
-            UserSlice::new(UserPtr::from_addr(arg), len)
-                .writer()
-                .write_slice(&buf[..len])?;
-            Ok(0)
+        ioc::STATUS | ioc::STATUS_V3 | ioc::STATUS_V2 | ioc::STATUS_V1 => {
+            ioctl_status(ctx, lock, id, cmd, arg)
         }
         ioc::STATS => ioctl_stats(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?.output(), arg),
         ioc::USER_WAIT if !S::USER_WAIT => Err(ENOTTY),

@@ -39,6 +39,28 @@ use super::{
     Readers, //
 };
 
+/// One of a session's CPU sets, as STATUS reports it.
+#[derive(Clone, Copy)]
+pub(crate) enum CpuSet {
+    /// The session's channels.
+    Session,
+    /// Those whose CPU went offline.
+    Offline,
+    /// Those whose latest activation found no user waiter.
+    Unattended,
+}
+
+impl CpuSet {
+    /// True if channel `c` is in this set.
+    fn has(self, c: &Channel) -> bool {
+        match self {
+            Self::Session => true,
+            Self::Offline => c.went_offline.load(Relaxed),
+            Self::Unattended => c.unattended.load(Relaxed),
+        }
+    }
+}
+
 /// Why a threshold tripped.
 #[derive(Clone, Copy)]
 pub(super) struct Trip {
@@ -225,13 +247,16 @@ impl Output {
             ..Default::default()
         };
         for c in self.chans.iter() {
-            let i = c.id as usize;
-            s.cpus[i / 64] |= 1 << (i % 64);
-            if c.went_offline.load(Relaxed) {
-                s.offline[i / 64] |= 1 << (i % 64);
-            }
-            if c.unattended.load(Relaxed) {
-                s.unattended[i / 64] |= 1 << (i % 64);
+            // (Channels past the inline bitmaps are in the sets in full,
+            // `Self::cpu_set`.)
+            for (set, which) in [
+                (&mut s.cpus, CpuSet::Session),
+                (&mut s.offline, CpuSet::Offline),
+                (&mut s.unattended, CpuSet::Unattended),
+            ] {
+                if which.has(c) {
+                    uapi::set_cpu(set, c.id);
+                }
             }
             let k = c.ring.counters();
             s.produced += k.produced;
@@ -241,5 +266,23 @@ impl Output {
             s.deadline_misses += c.deadline_misses.load(Relaxed);
         }
         s
+    }
+
+    /// True if a channel's number is past what the inline bitmaps of
+    /// STATUS can name (only the sets in full have it).
+    pub(crate) fn past_inline(&self) -> bool {
+        self.chans.iter().any(|c| c.id as usize >= uapi::MAX_CPUS)
+    }
+
+    /// The set `which` in full: a bitmap of `words` words (every channel
+    /// number below `words * 64`).
+    pub(crate) fn cpu_set(&self, which: CpuSet, words: usize) -> Result<KVec<u64>> {
+        let mut set = KVec::from_elem(0u64, words, GFP_KERNEL)?;
+        for c in self.chans.iter() {
+            if which.has(c) && !uapi::set_cpu(&mut set, c.id) {
+                return Err(EOVERFLOW);
+            }
+        }
+        Ok(set)
     }
 }

@@ -27,11 +27,14 @@ use super::{Channel, Output, Readers};
 /// A measuring session of a device.
 pub(crate) trait Source: Send + Sync + Sized + 'static {
     /// Allocates everything a session with `config` needs; nothing is
-    /// allocated later. `EINVAL` for what this device cannot measure.
+    /// allocated later. `cpus` is its CPU set, a bitmap (`config.cpus`, or
+    /// the one at `config.cpus_ptr`). `EINVAL` for what this device cannot
+    /// measure.
     fn configure(
         ctx: &Sleepable,
         dev: &Self::Device,
         config: Config,
+        cpus: &[u64],
         readers: Arc<Readers>,
     ) -> Result<Arc<Self>>;
 

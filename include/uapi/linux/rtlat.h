@@ -13,8 +13,12 @@
 #include <linux/types.h>
 
 #define RTLAT_VERSION		1
+/* CPUs the inline bitmaps (cpus[], offline[], unattended[]) name; the
+ * bitmaps at cpus_ptr (config) and in STATUS's buffers name any. */
 #define RTLAT_MAX_CPUS		256
 #define RTLAT_CPU_WORDS		(RTLAT_MAX_CPUS / 64)
+/* Largest bitmap at a *_ptr, bytes (32768 CPUs). */
+#define RTLAT_CPUS_SIZE_MAX	4096
 
 enum rtlat_stage {
 	RTLAT_STAGE_IRQ = 0,		/* timer hard-IRQ entry */
@@ -51,10 +55,21 @@ struct rtlat_config {
 	 * none while the waiter has been away longer, is a deadline miss;
 	 * at most period_ns; 0: none. */
 	__u64 deadline_ns;
+	/* Since size 120: the CPU set as a bitmap in the caller's memory,
+	 * cpus_size bytes (a multiple of 8, at most RTLAT_CPUS_SIZE_MAX) at
+	 * cpus_ptr, for CPUs past RTLAT_MAX_CPUS (cpus[] then all zero; a
+	 * bit past the kernel's CPUs is EINVAL); 0 and 0: cpus[]. With this
+	 * layout, "every online CPU" includes those past RTLAT_MAX_CPUS;
+	 * with the older ones such a machine's is E2BIG. */
+	__u64 cpus_ptr;
+	__u32 cpus_size;
+	__u32 reserved;			/* 0 */
 };
-/* The first layout (without deadline_ns); RTLAT_IOC_CONFIG of programs built
- * against it still works: it is RTLAT_IOC_CONFIG_V1. */
+/* The earlier layouts (without deadline_ns; without cpus_ptr):
+ * RTLAT_IOC_CONFIG of programs built against them still works: it is
+ * RTLAT_IOC_CONFIG_V1 and _V2. */
 #define RTLAT_CONFIG_SIZE_V1	96
+#define RTLAT_CONFIG_SIZE_V2	104
 
 #define RTLAT_REC_NO_USER	(1U << 0)	/* user stage not measured */
 #define RTLAT_REC_NO_RESPONSE	(1U << 1)	/* no response time */
@@ -115,12 +130,26 @@ struct rtlat_status {
 	__u64 unattended[RTLAT_CPU_WORDS];
 	/* Since size 184: records flagged RTLAT_REC_DEADLINE_MISS. */
 	__u64 deadline_misses;
+	/* Since size 216 (and RTLAT_IOC_STATUS is _IOWR): the three sets in
+	 * full, whatever the CPUs' numbers. In: a buffer of cpu_words __u64
+	 * at each pointer that is not 0; the kernel fills it like the inline
+	 * bitmap of the same name. Out: cpu_words is the words a set needs
+	 * (nr_cpu_ids / 64, rounded up), nr_cpu_ids the kernel's number of
+	 * possible CPUs; a buffer given that is smaller fails with EOVERFLOW,
+	 * those two fields written back. */
+	__u64 cpus_ptr;
+	__u64 offline_ptr;
+	__u64 unattended_ptr;
+	__u32 cpu_words;
+	__u32 nr_cpu_ids;
 };
-/* The earlier layouts (without unattended; without deadline_misses);
- * RTLAT_IOC_STATUS of programs built against them still works and gets
- * that many bytes. */
+/* The earlier layouts (without unattended; without deadline_misses;
+ * without the sets in full): RTLAT_IOC_STATUS of programs built against
+ * them still works and gets that many bytes, unless the session has a CPU
+ * past RTLAT_MAX_CPUS, which those cannot name: EOVERFLOW. */
 #define RTLAT_STATUS_SIZE_V1	144
 #define RTLAT_STATUS_SIZE_V2	176
+#define RTLAT_STATUS_SIZE_V3	184
 
 /* Histogram layout: see lib/rtcore/src/hist.rs (log-linear, 64 per octave). */
 #define RTLAT_HIST_SUB_BITS	6
@@ -145,9 +174,13 @@ struct rtlat_stats {
 #define RTLAT_IOC_MAGIC		0xb7
 #define RTLAT_IOC_CONFIG	_IOW(RTLAT_IOC_MAGIC, 1, struct rtlat_config)
 #define RTLAT_IOC_CONFIG_V1	_IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V1])
+#define RTLAT_IOC_CONFIG_V2	_IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V2])
 #define RTLAT_IOC_START		_IO(RTLAT_IOC_MAGIC, 2)
 #define RTLAT_IOC_STOP		_IO(RTLAT_IOC_MAGIC, 3)
-#define RTLAT_IOC_STATUS	_IOR(RTLAT_IOC_MAGIC, 4, struct rtlat_status)
+#define RTLAT_IOC_STATUS	_IOWR(RTLAT_IOC_MAGIC, 4, struct rtlat_status)
+#define RTLAT_IOC_STATUS_V1	_IOR(RTLAT_IOC_MAGIC, 4, char[RTLAT_STATUS_SIZE_V1])
+#define RTLAT_IOC_STATUS_V2	_IOR(RTLAT_IOC_MAGIC, 4, char[RTLAT_STATUS_SIZE_V2])
+#define RTLAT_IOC_STATUS_V3	_IOR(RTLAT_IOC_MAGIC, 4, char[RTLAT_STATUS_SIZE_V3])
 #define RTLAT_IOC_STATS		_IOWR(RTLAT_IOC_MAGIC, 5, struct rtlat_stats)
 #define RTLAT_IOC_RESET		_IO(RTLAT_IOC_MAGIC, 6)
 #define RTLAT_IOC_USER_WAIT	_IOR(RTLAT_IOC_MAGIC, 7, struct rtlat_record)

@@ -12,10 +12,41 @@
 /// Version of this ABI. Structures with another version are refused.
 pub const VERSION: u32 = 1;
 
-/// Number of CPUs the CPU-set bitmaps can name.
+/// Number of CPUs the inline CPU-set bitmaps can name ([`Config::cpus`],
+/// [`Status::cpus`], ...); the bitmaps at [`Config::cpus_ptr`] and in the
+/// STATUS buffers name any.
 pub const MAX_CPUS: usize = 256;
-/// 64-bit words of a CPU-set bitmap.
+/// 64-bit words of an inline CPU-set bitmap.
 pub const CPU_WORDS: usize = MAX_CPUS / 64;
+/// Largest bitmap at [`Config::cpus_ptr`], bytes (32768 CPUs).
+pub const CPUS_SIZE_MAX: u32 = 4096;
+
+/// The CPUs of a bitmap (bit `c % 64` of word `c / 64` is CPU `c`), in
+/// increasing order.
+pub fn cpu_bits(set: &[u64]) -> impl Iterator<Item = u32> + '_ {
+    set.iter().enumerate().flat_map(|(i, &w)| {
+        (0..64u32)
+            .filter(move |b| w & (1 << b) != 0)
+            .map(move |b| i as u32 * 64 + b)
+    })
+}
+
+/// Adds CPU `cpu` to the bitmap `set`; false (and nothing added) if the
+/// bitmap is too short to name it.
+pub fn set_cpu(set: &mut [u64], cpu: u32) -> bool {
+    match set.get_mut(cpu as usize / 64) {
+        Some(w) => {
+            *w |= 1 << (cpu % 64);
+            true
+        }
+        None => false,
+    }
+}
+
+/// 64-bit words of a bitmap that names `nr` CPUs.
+pub const fn cpu_words(nr: u32) -> u32 {
+    nr.div_ceil(64)
+}
 
 /// Number of stages.
 pub const NR_STAGES: usize = 4;
@@ -202,14 +233,19 @@ impl StopReason {
 pub const IOC_MAGIC: u32 = 0xb7;
 
 /// Byte size of [`Config`].
-pub const CONFIG_SIZE: usize = CONFIG_SIZE_V1 + 8;
+pub const CONFIG_SIZE: usize = CONFIG_SIZE_V2 + 8 + 4 + 4;
+/// Byte size of the second [`Config`] (without `cpus_ptr`), which the
+/// kernel still takes from programs built against it.
+pub const CONFIG_SIZE_V2: usize = CONFIG_SIZE_V1 + 8;
 /// Byte size of the first [`Config`] (without `deadline_ns`), which the
 /// kernel still takes from programs built against it.
 pub const CONFIG_SIZE_V1: usize = 8 + 8 + 8 * CPU_WORDS + 4 + 4 + 8 * NR_STAGES + 4 + 4;
 /// Byte size of [`Record`].
 pub const RECORD_SIZE: usize = 64;
 /// Byte size of [`Status`].
-pub const STATUS_SIZE: usize = STATUS_SIZE_V2 + 8;
+pub const STATUS_SIZE: usize = STATUS_SIZE_V3 + 3 * 8 + 4 + 4;
+/// Byte size of the third [`Status`] (without the sets in full).
+pub const STATUS_SIZE_V3: usize = STATUS_SIZE_V2 + 8;
 /// Byte size of the second [`Status`] (without `deadline_misses`).
 pub const STATUS_SIZE_V2: usize = STATUS_SIZE_V1 + 8 * CPU_WORDS;
 /// Byte size of the first [`Status`] (without `unattended`), which the
@@ -228,7 +264,8 @@ pub enum UapiError {
     Version,
     /// A field is out of range.
     Invalid,
-    /// "Every online CPU" includes CPUs beyond [`MAX_CPUS`].
+    /// "Every online CPU" includes CPUs beyond [`MAX_CPUS`], which the
+    /// layout asked for cannot name.
     TooManyCpus,
 }
 
@@ -316,6 +353,17 @@ pub struct Config {
     /// (the next activation, or the stop, found it away), is a deadline
     /// miss, flagged and counted (0: no deadline).
     pub deadline_ns: u64,
+    /// User address of the CPU set as a bitmap of [`Self::cpus_size`]
+    /// bytes, for CPUs past [`MAX_CPUS`] ([`Self::cpus`] then empty); 0:
+    /// [`Self::cpus`]. The kernel reads it at CONFIG.
+    pub cpus_ptr: u64,
+    /// Bytes at [`Self::cpus_ptr`]: a multiple of 8, at most
+    /// [`CPUS_SIZE_MAX`]; 0 with no pointer.
+    pub cpus_size: u32,
+    /// Decoded from the current layout, which names any CPU: "every online
+    /// CPU" may include CPUs past [`MAX_CPUS`]. False for a program built
+    /// against an older layout, whose STATUS could not name them.
+    pub wide: bool,
 }
 
 impl Default for Config {
@@ -329,16 +377,23 @@ impl Default for Config {
             flags: 0,
             ring_records: 0,
             deadline_ns: 0,
+            cpus_ptr: 0,
+            cpus_size: 0,
+            wide: true,
         }
     }
 }
 
 impl Config {
     /// Decodes and validates a config (everything but the CPUs' online
-    /// state), of either layout (the first has no deadline).
+    /// state), of any layout (the first has no deadline, the first two no
+    /// `cpus_ptr`).
     pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
-        let v1 = b.len() == CONFIG_SIZE_V1;
-        let mut r = header(b, if v1 { CONFIG_SIZE_V1 } else { CONFIG_SIZE })?;
+        let size = match b.len() {
+            n @ (CONFIG_SIZE_V1 | CONFIG_SIZE_V2) => n,
+            _ => CONFIG_SIZE,
+        };
+        let mut r = header(b, size)?;
         let mut c = Config {
             period_ns: r.u64(),
             ..Default::default()
@@ -353,8 +408,16 @@ impl Config {
         }
         c.flags = r.u32();
         c.ring_records = r.u32();
-        if !v1 {
+        if size >= CONFIG_SIZE_V2 {
             c.deadline_ns = r.u64();
+        }
+        c.wide = size == CONFIG_SIZE;
+        if c.wide {
+            c.cpus_ptr = r.u64();
+            c.cpus_size = r.u32();
+            if r.u32() != 0 {
+                return Err(UapiError::Invalid);
+            }
         }
         c.validate()?;
         Ok(c)
@@ -378,6 +441,11 @@ impl Config {
             // A deadline is on the response, which only a user stage has,
             // within the period.
             || (self.deadline_ns != 0 && (!self.user_stage() || self.deadline_ns > self.period_ns))
+            // The set is at cpus_ptr or inline, not both.
+            || (self.cpus_ptr != 0) != (self.cpus_size != 0)
+            || (self.cpus_ptr != 0 && self.cpus.iter().any(|&w| w != 0))
+            || self.cpus_size % 8 != 0
+            || self.cpus_size > CPUS_SIZE_MAX
         {
             return Err(UapiError::Invalid);
         }
@@ -401,46 +469,43 @@ impl Config {
         w.u32(self.flags);
         w.u32(self.ring_records);
         w.u64(self.deadline_ns);
+        w.u64(self.cpus_ptr);
+        w.u32(self.cpus_size);
+        w.u32(0);
     }
 
-    /// The CPUs a session of this config samples, as a bitmap: the set
-    /// given, or every CPU `online` says is online if the set is empty.
-    /// `nr_cpu_ids` CPUs exist. A CPU of the set that does not exist or is
-    /// offline is [`UapiError::Invalid`]; an online CPU the UAPI cannot name
-    /// (at or beyond [`MAX_CPUS`]) while the set says "every online CPU" is
-    /// [`UapiError::TooManyCpus`], not silently left out.
-    pub fn cpu_set(
+    /// The CPUs a session of this config samples, in increasing order,
+    /// each passed to `add`: those of `set` (the bitmap [`Self::cpus`], or
+    /// the one the caller read from [`Self::cpus_ptr`]), or every CPU
+    /// `online` says is online if `set` is empty. `nr_cpu_ids` CPUs exist.
+    /// A CPU of the set that does not exist or is offline is
+    /// [`UapiError::Invalid`], as is a set with no CPU online; an online
+    /// CPU past [`MAX_CPUS`] in "every online CPU" of a config of an older
+    /// layout (not [`Self::wide`]) is [`UapiError::TooManyCpus`], not
+    /// silently left out. `add` is called only once the set is known good.
+    pub fn session_cpus(
         &self,
+        set: &[u64],
         nr_cpu_ids: u32,
         online: impl Fn(u32) -> bool,
-    ) -> Result<[u64; CPU_WORDS], UapiError> {
-        if self.cpus.iter().any(|&w| w != 0) {
-            for cpu in 0..MAX_CPUS as u32 {
-                if self.has_cpu(cpu as usize) && (cpu >= nr_cpu_ids || !online(cpu)) {
-                    return Err(UapiError::Invalid);
-                }
+        add: impl FnMut(u32),
+    ) -> Result<(), UapiError> {
+        if set.iter().any(|&w| w != 0) {
+            if cpu_bits(set).any(|cpu| cpu >= nr_cpu_ids || !online(cpu)) {
+                return Err(UapiError::Invalid);
             }
-            return Ok(self.cpus);
+            cpu_bits(set).for_each(add);
+            return Ok(());
         }
-        let mut set = [0u64; CPU_WORDS];
-        for cpu in (0..nr_cpu_ids).filter(|&c| online(c)) {
-            if cpu as usize >= MAX_CPUS {
-                return Err(UapiError::TooManyCpus);
-            }
-            set[cpu as usize / 64] |= 1 << (cpu % 64);
+        let all = || (0..nr_cpu_ids).filter(|&c| online(c));
+        if !self.wide && all().any(|cpu| cpu as usize >= MAX_CPUS) {
+            return Err(UapiError::TooManyCpus);
         }
-        if set.iter().all(|&w| w == 0) {
+        if all().next().is_none() {
             return Err(UapiError::Invalid);
         }
-        Ok(set)
-    }
-
-    /// True if CPU `cpu` is in the set (an empty set means all).
-    pub fn has_cpu(&self, cpu: usize) -> bool {
-        if self.cpus.iter().all(|&w| w == 0) {
-            return true;
-        }
-        cpu < MAX_CPUS && self.cpus[cpu / 64] & (1 << (cpu % 64)) != 0
+        all().for_each(add);
+        Ok(())
     }
 
     /// True if the user stage is enabled.
@@ -559,15 +624,30 @@ pub struct Status {
     pub unattended: [u64; CPU_WORDS],
     /// Records flagged [`REC_DEADLINE_MISS`], over all CPUs.
     pub deadline_misses: u64,
+    /// In: user address of a buffer of [`Self::cpu_words`] words for
+    /// [`Self::cpus`] in full, or 0.
+    pub cpus_ptr: u64,
+    /// In: the same for [`Self::offline`].
+    pub offline_ptr: u64,
+    /// In: the same for [`Self::unattended`].
+    pub unattended_ptr: u64,
+    /// In: the words of each buffer; out: the words a set needs
+    /// ([`cpu_words`] of [`Self::nr_cpu_ids`]).
+    pub cpu_words: u32,
+    /// Out: the kernel's number of possible CPUs.
+    pub nr_cpu_ids: u32,
 }
 
 impl Status {
-    /// Encodes into `b`, which is [`STATUS_SIZE`], [`STATUS_SIZE_V2`] or
-    /// [`STATUS_SIZE_V1`] bytes long (an older layout, for its older
-    /// ioctl: the fields it has); the size field says which.
+    /// Encodes into `b`, which is [`STATUS_SIZE`], [`STATUS_SIZE_V3`],
+    /// [`STATUS_SIZE_V2`] or [`STATUS_SIZE_V1`] bytes long (an older
+    /// layout, for its older ioctl: the fields it has); the size field
+    /// says which.
     pub fn encode(&self, b: &mut [u8]) {
         let size = b.len();
-        debug_assert!([STATUS_SIZE, STATUS_SIZE_V2, STATUS_SIZE_V1].contains(&size));
+        debug_assert!(
+            [STATUS_SIZE, STATUS_SIZE_V3, STATUS_SIZE_V2, STATUS_SIZE_V1].contains(&size)
+        );
         let mut w = Wr { b, at: 0 };
         w.u32(size as u32);
         w.u32(VERSION);
@@ -593,8 +673,15 @@ impl Status {
                 w.u64(c);
             }
         }
-        if size >= STATUS_SIZE {
+        if size >= STATUS_SIZE_V3 {
             w.u64(self.deadline_misses);
+        }
+        if size >= STATUS_SIZE {
+            w.u64(self.cpus_ptr);
+            w.u64(self.offline_ptr);
+            w.u64(self.unattended_ptr);
+            w.u32(self.cpu_words);
+            w.u32(self.nr_cpu_ids);
         }
     }
 
@@ -602,7 +689,7 @@ impl Status {
     /// fields, left zero).
     pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
         let size = match b.len() {
-            n @ (STATUS_SIZE_V1 | STATUS_SIZE_V2) => n,
+            n @ (STATUS_SIZE_V1 | STATUS_SIZE_V2 | STATUS_SIZE_V3) => n,
             _ => STATUS_SIZE,
         };
         let mut r = header(b, size)?;
@@ -631,8 +718,15 @@ impl Status {
                 *c = r.u64();
             }
         }
-        if size >= STATUS_SIZE {
+        if size >= STATUS_SIZE_V3 {
             s.deadline_misses = r.u64();
+        }
+        if size >= STATUS_SIZE {
+            s.cpus_ptr = r.u64();
+            s.offline_ptr = r.u64();
+            s.unattended_ptr = r.u64();
+            s.cpu_words = r.u32();
+            s.nr_cpu_ids = r.u32();
         }
         Ok(s)
     }
@@ -686,7 +780,7 @@ impl Stats {
             nr_buckets: r.u32(),
             ..Default::default()
         };
-        if Stage::from_raw(s.stage).is_none() || s.cpu as usize >= MAX_CPUS {
+        if Stage::from_raw(s.stage).is_none() {
             return Err(UapiError::Invalid);
         }
         Ok(s)
@@ -771,16 +865,20 @@ pub mod ioc {
     pub const CONFIG: u32 = ioc(W, 1, CONFIG_SIZE);
     /// The same ioctl with the first layout of `struct rtlat_config`.
     pub const CONFIG_V1: u32 = ioc(W, 1, CONFIG_SIZE_V1);
+    /// The same ioctl with the second layout (without `cpus_ptr`).
+    pub const CONFIG_V2: u32 = ioc(W, 1, CONFIG_SIZE_V2);
     /// `_IO(0xb7, 2)`: start sampling.
     pub const START: u32 = ioc(0, 2, 0);
     /// `_IO(0xb7, 3)`: stop sampling.
     pub const STOP: u32 = ioc(0, 3, 0);
-    /// `_IOR(0xb7, 4, struct rtlat_status)`.
-    pub const STATUS: u32 = ioc(R, 4, STATUS_SIZE);
+    /// `_IOWR(0xb7, 4, struct rtlat_status)`.
+    pub const STATUS: u32 = ioc(R | W, 4, STATUS_SIZE);
     /// The same ioctl with the first layout of `struct rtlat_status`.
     pub const STATUS_V1: u32 = ioc(R, 4, STATUS_SIZE_V1);
     /// The same ioctl with the second layout (without `deadline_misses`).
     pub const STATUS_V2: u32 = ioc(R, 4, STATUS_SIZE_V2);
+    /// The same ioctl with the third layout (without the sets in full).
+    pub const STATUS_V3: u32 = ioc(R, 4, STATUS_SIZE_V3);
     /// `_IOWR(0xb7, 5, struct rtlat_stats)`.
     pub const STATS: u32 = ioc(R | W, 5, STATS_SIZE);
     /// `_IO(0xb7, 6)`: reset statistics, keep sampling.
@@ -796,7 +894,10 @@ pub mod ioc {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
+    use std::{vec, vec::Vec};
 
     #[test]
     fn state_and_stop_reason_round_trip_their_abi_integers() {
@@ -839,34 +940,76 @@ mod tests {
     #[test]
     fn sizes_are_what_the_header_says() {
         assert_eq!(CONFIG_SIZE_V1, 96);
-        assert_eq!(CONFIG_SIZE, 104);
+        assert_eq!(CONFIG_SIZE_V2, 104);
+        assert_eq!(CONFIG_SIZE, 120);
         assert_eq!(RECORD_SIZE, 64);
         assert_eq!(STATUS_SIZE_V1, 144);
         assert_eq!(STATUS_SIZE_V2, 176);
-        assert_eq!(STATUS_SIZE, 184);
+        assert_eq!(STATUS_SIZE_V3, 184);
+        assert_eq!(STATUS_SIZE, 216);
         assert_eq!(STATS_SIZE, 168);
         assert_eq!(ioc::START, 0xb702);
         assert_eq!(ioc::CONFIG_V1, 0x4060_b701);
-        assert_eq!(ioc::CONFIG, 0x4068_b701);
+        assert_eq!(ioc::CONFIG_V2, 0x4068_b701);
+        assert_eq!(ioc::CONFIG, 0x4078_b701);
+        assert_eq!(ioc::STATUS_V3, 0x80b8_b704);
+        assert_eq!(ioc::STATUS, 0xc0d8_b704);
+    }
+
+    #[test]
+    fn cpu_bitmaps() {
+        let mut set = [0u64; 5];
+        for cpu in [0, 63, 64, 257, 319] {
+            assert!(set_cpu(&mut set, cpu));
+        }
+        assert!(!set_cpu(&mut set, 320));
+        assert_eq!(cpu_bits(&set).collect::<Vec<_>>(), [0, 63, 64, 257, 319]);
+        assert_eq!(
+            (cpu_words(0), cpu_words(1), cpu_words(64), cpu_words(65)),
+            (0, 1, 1, 2)
+        );
     }
 
     #[test]
     fn cpu_sets() {
         let all = |_| true;
+        let cpus = |c: &Config, set: &[u64], nr, online: &dyn Fn(u32) -> bool| {
+            let mut v = Vec::new();
+            c.session_cpus(set, nr, online, |cpu| v.push(cpu))
+                .map(|()| v)
+        };
         let mut c = Config::default();
-        // Empty: every online CPU, also with CPU 1 offline.
-        assert_eq!(c.cpu_set(4, |cpu| cpu != 1), Ok([0b1101, 0, 0, 0]));
-        assert_eq!(c.cpu_set(256, all), Ok([!0; CPU_WORDS]));
-        // More online CPUs than the UAPI names: an error, not 256 of them.
-        assert_eq!(c.cpu_set(300, all), Err(UapiError::TooManyCpus));
-        assert_eq!(c.cpu_set(300, |cpu| cpu < 256), Ok([!0; CPU_WORDS]));
-        assert_eq!(c.cpu_set(4, |_| false), Err(UapiError::Invalid));
+        // Empty: every online CPU, also with CPU 1 offline; past MAX_CPUS
+        // too with the current layout.
+        assert_eq!(cpus(&c, &c.cpus, 4, &|cpu| cpu != 1), Ok(vec![0, 2, 3]));
+        assert_eq!(cpus(&c, &c.cpus, 300, &all).map(|v| v.len()), Ok(300));
+        assert_eq!(cpus(&c, &[], 4, &|_| false), Err(UapiError::Invalid));
+        // An older layout cannot name them: an error, not 256 of them.
+        c.wide = false;
+        assert_eq!(cpus(&c, &c.cpus, 300, &all), Err(UapiError::TooManyCpus));
+        assert_eq!(
+            cpus(&c, &c.cpus, 300, &|cpu| cpu < 256).map(|v| v.len()),
+            Ok(256)
+        );
         // Given: each CPU must exist and be online.
         c.cpus[0] = 0b101;
-        assert_eq!(c.cpu_set(4, all), Ok([0b101, 0, 0, 0]));
-        assert_eq!(c.cpu_set(2, all), Err(UapiError::Invalid));
-        assert_eq!(c.cpu_set(4, |cpu| cpu != 2), Err(UapiError::Invalid));
-        assert_eq!(c.cpu_set(300, all), Ok([0b101, 0, 0, 0]));
+        assert_eq!(cpus(&c, &c.cpus, 4, &all), Ok(vec![0, 2]));
+        assert_eq!(cpus(&c, &c.cpus, 2, &all), Err(UapiError::Invalid));
+        assert_eq!(
+            cpus(&c, &c.cpus, 4, &|cpu| cpu != 2),
+            Err(UapiError::Invalid)
+        );
+        assert_eq!(cpus(&c, &c.cpus, 300, &all), Ok(vec![0, 2]));
+        // A wide bitmap (as read from cpus_ptr): nothing added unless all
+        // of it is good.
+        let wide = [1, 0, 0, 0, 1 << 3];
+        let mut added = 0;
+        assert_eq!(
+            c.session_cpus(&wide, 259, all, |_| added += 1),
+            Err(UapiError::Invalid)
+        );
+        assert_eq!(added, 0);
+        assert_eq!(cpus(&c, &wide, 260, &all), Ok(vec![0, 259]));
     }
 
     #[test]
@@ -877,7 +1020,7 @@ mod tests {
         let mut b = [0u8; CONFIG_SIZE];
         c.encode(&mut b);
         assert_eq!(Config::decode(&b), Ok(c));
-        assert!(c.has_cpu(0) && !c.has_cpu(1) && c.has_cpu(2));
+        assert_eq!(cpu_bits(&c.cpus).collect::<Vec<_>>(), [0, 2]);
         // Irq-only, with an irq threshold: valid.
         let mut irq = Config {
             stages: Stage::Irq.bit(),
@@ -930,11 +1073,41 @@ mod tests {
         };
         u.encode(&mut b);
         assert_eq!(Config::decode(&b), Ok(u));
+        // The second layout: no cpus_ptr, not wide.
+        let mut b2 = [0u8; CONFIG_SIZE_V2];
+        b2.copy_from_slice(&b[..CONFIG_SIZE_V2]);
+        b2[..4].copy_from_slice(&(CONFIG_SIZE_V2 as u32).to_ne_bytes());
+        u.wide = false;
+        assert_eq!(Config::decode(&b2), Ok(u));
         let mut b1 = [0u8; CONFIG_SIZE_V1];
         b1.copy_from_slice(&b[..CONFIG_SIZE_V1]);
         b1[..4].copy_from_slice(&(CONFIG_SIZE_V1 as u32).to_ne_bytes());
         u.deadline_ns = 0;
         assert_eq!(Config::decode(&b1), Ok(u));
+        // The set at cpus_ptr: a size that is a multiple of 8 up to the
+        // bound, with no inline set; the reserved word zero.
+        let p = Config {
+            cpus_ptr: 0x1000,
+            cpus_size: 40,
+            ..Default::default()
+        };
+        p.encode(&mut b);
+        assert_eq!(Config::decode(&b), Ok(p));
+        for f in [
+            |c: &mut Config| c.cpus_size = 0,
+            |c: &mut Config| c.cpus_size = 12,
+            |c: &mut Config| c.cpus_size = CPUS_SIZE_MAX + 8,
+            |c: &mut Config| c.cpus[0] = 1,
+            |c: &mut Config| c.cpus_ptr = 0,
+        ] {
+            let mut x = p;
+            f(&mut x);
+            x.encode(&mut b);
+            assert_eq!(Config::decode(&b), Err(UapiError::Invalid), "{x:?}");
+        }
+        p.encode(&mut b);
+        b[CONFIG_SIZE - 1] = 1;
+        assert_eq!(Config::decode(&b), Err(UapiError::Invalid));
         // A first-layout size field on a buffer of the new size: refused.
         b[..4].copy_from_slice(&(CONFIG_SIZE_V1 as u32).to_ne_bytes());
         assert_eq!(Config::decode(&b), Err(UapiError::Size));
@@ -980,6 +1153,22 @@ mod tests {
         assert_eq!(b2[8..], b[8..STATUS_SIZE_V2]);
         let old = Status::decode(&b2).unwrap();
         assert_eq!((old.unattended, old.deadline_misses), (s.unattended, 0));
+        // The third: deadline misses too, not the sets in full.
+        let s = Status {
+            cpus_ptr: 0x1000,
+            unattended_ptr: 0x2000,
+            cpu_words: 5,
+            nr_cpu_ids: 260,
+            ..s
+        };
+        let mut b = [0u8; STATUS_SIZE];
+        s.encode(&mut b);
+        assert_eq!(Status::decode(&b), Ok(s));
+        let mut b3 = [0u8; STATUS_SIZE_V3];
+        s.encode(&mut b3);
+        assert_eq!(b3[8..], b[8..STATUS_SIZE_V3]);
+        let old = Status::decode(&b3).unwrap();
+        assert_eq!((old.deadline_misses, old.cpu_words), (3, 0));
         let st = Stats {
             cpu: 1,
             stage: 2,

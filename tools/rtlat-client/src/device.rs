@@ -102,17 +102,31 @@ impl Device {
         self.file.as_raw_fd()
     }
 
-    /// The CPUs of the configured session, in order (its status's bitmap).
+    /// The CPUs of the configured session, in order (its status's set in
+    /// full, whatever the CPUs' numbers).
     pub fn session_cpus(&self) -> Result<Vec<u32>, String> {
-        let st = self.status()?;
-        Ok((0..uapi::MAX_CPUS as u32)
-            .filter(|&i| st.cpus[i as usize / 64] & (1 << (i % 64)) != 0)
-            .collect())
+        // The words a set needs, then the set.
+        let words = self.status()?.cpu_words as usize;
+        let mut set = vec![0u64; words];
+        self.status_with(&Status {
+            cpus_ptr: set.as_mut_ptr() as u64,
+            cpu_words: words as u32,
+            ..Default::default()
+        })?;
+        Ok(uapi::cpu_bits(&set).collect())
     }
 
-    /// The session status; also the UAPI version check.
+    /// The session status (its inline CPU sets name the CPUs below
+    /// [`uapi::MAX_CPUS`]; [`Self::session_cpus`] all); also the UAPI
+    /// version check.
     pub fn status(&self) -> Result<Status, String> {
+        self.status_with(&Status::default())
+    }
+
+    /// STATUS with the request `req` (its buffers for the sets in full).
+    fn status_with(&self, req: &Status) -> Result<Status, String> {
         let mut b = [0u8; uapi::STATUS_SIZE];
+        req.encode(&mut b);
         ioctl(self.fd(), ioc::STATUS, b.as_mut_ptr()).map_err(|e| match e.raw_os_error() {
             Some(libc::ENOTTY) | Some(libc::EINVAL) => format!(
                 "the rtlat module does not speak UAPI version {} (status ioctl: {e}); use the tool built with the module",
@@ -129,35 +143,53 @@ impl Device {
         })
     }
 
-    /// Configures a session owned by this file.
-    pub fn config(&self, c: &Config) -> io::Result<()> {
+    /// Configures a session owned by this file, on the CPUs `cpus` (none:
+    /// the device's choice, every online CPU for /dev/rtlat); `c.cpus` is
+    /// left out.
+    pub fn config(&self, c: &Config, cpus: &[u32]) -> io::Result<()> {
+        let mut c = *c;
+        c.cpus = [0; uapi::CPU_WORDS];
+        // Inline if they fit, else a bitmap the kernel reads at cpus_ptr.
+        let top = cpus.iter().max().map_or(0, |&m| m + 1);
+        let mut wide = vec![0u64; uapi::cpu_words(top) as usize];
+        let set: &mut [u64] = if top as usize <= uapi::MAX_CPUS {
+            &mut c.cpus
+        } else {
+            c.cpus_ptr = wide.as_ptr() as u64;
+            c.cpus_size = (wide.len() * 8) as u32;
+            &mut wide
+        };
+        for &cpu in cpus {
+            uapi::set_cpu(set, cpu);
+        }
         let mut b = [0u8; uapi::CONFIG_SIZE];
         c.encode(&mut b);
         ioctl(self.fd(), ioc::CONFIG, b.as_mut_ptr())
     }
 
-    /// Configures a session on the device at `path`, with the errors a user
-    /// needs.
-    pub fn configure(&self, path: &Path, config: &Config) -> Result<(), String> {
-        self.config(config).map_err(|e| match e.raw_os_error() {
-            Some(libc::EBUSY) => {
-                let h = holders(path);
-                format!(
-                    "{}: device busy: another session is configured or running{}",
-                    path.display(),
-                    if h.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (open by {})", h.join(", "))
-                    }
-                )
-            }
-            Some(libc::EPERM) => format!(
-                "{}: CAP_SYS_NICE and CAP_SYS_ADMIN are needed to measure",
-                path.display()
-            ),
-            _ => format!("{}: configure: {e}", path.display()),
-        })
+    /// Configures a session on the device at `path`, on the CPUs `cpus`
+    /// (none: the device's choice), with the errors a user needs.
+    pub fn configure(&self, path: &Path, config: &Config, cpus: &[u32]) -> Result<(), String> {
+        self.config(config, cpus)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::EBUSY) => {
+                    let h = holders(path);
+                    format!(
+                        "{}: device busy: another session is configured or running{}",
+                        path.display(),
+                        if h.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (open by {})", h.join(", "))
+                        }
+                    )
+                }
+                Some(libc::EPERM) => format!(
+                    "{}: CAP_SYS_NICE and CAP_SYS_ADMIN are needed to measure",
+                    path.display()
+                ),
+                _ => format!("{}: configure: {e}", path.display()),
+            })
     }
 
     /// Starts, stops or resets the session.

@@ -61,18 +61,11 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The session's configuration: the loop's CPU, every stage, the
-    /// deadline.
+    /// The session's configuration: every stage, the deadline (the CPU is
+    /// `cpu`, given to the device apart).
     pub fn config(&self) -> Result<Config, String> {
         let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        let cpu = self.cpu as usize;
-        if cpu >= uapi::MAX_CPUS {
-            return Err(format!(
-                "CPU {cpu}: the device names CPUs below {}",
-                uapi::MAX_CPUS
-            ));
-        }
-        let mut c = Config {
+        let c = Config {
             period_ns: ns(self.period),
             stages: Stage::Irq.bit() | Stage::Thread.bit() | Stage::User.bit(),
             priority: self.kernel_priority,
@@ -80,7 +73,6 @@ impl Options {
             deadline_ns: self.deadline.map_or(0, ns),
             ..Default::default()
         };
-        c.cpus[cpu / 64] |= 1 << (cpu % 64);
         c.validate()
             .map_err(|e| format!("invalid options ({e:?}): {self:?}"))?;
         if c.deadline_ns == 0 && self.deadline.is_some() {
@@ -109,7 +101,7 @@ impl Periodic {
         }
         sched::set_fifo_pinned(options.cpu, options.priority)?;
         let dev = Device::open(&options.device, false)?;
-        dev.configure(&options.device, &config)?;
+        dev.configure(&options.device, &config, &[options.cpu])?;
         dev.start()
             .map_err(|e| format!("{}: start: {e}", options.device.display()))?;
         Ok(Self { dev })

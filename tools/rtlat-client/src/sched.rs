@@ -5,19 +5,48 @@
 
 use std::io;
 
-/// Lets the calling thread run on `cpus` (and the threads it starts after).
+use rtcore::uapi;
+
+/// Lets the calling thread run on `cpus` (and the threads it starts after),
+/// whatever their numbers (a CPU mask as long as they need, not glibc's
+/// 1024-CPU `cpu_set_t`).
 pub fn set_affinity(cpus: &[u32]) -> io::Result<()> {
-    // SAFETY: A plain syscall on the calling thread with an initialised set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as u32) {
-            libc::CPU_SET(c as usize, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(io::Error::last_os_error());
-        }
+    let top = cpus.iter().max().map_or(0, |&m| m + 1);
+    let mut set = vec![0u64; uapi::cpu_words(top).max(1) as usize];
+    for &c in cpus {
+        uapi::set_cpu(&mut set, c);
+    }
+    // SAFETY: A plain syscall on the calling thread; `set` is a CPU mask of
+    // the length given, which the kernel reads (any multiple of 8 bytes).
+    let rc = unsafe {
+        libc::sched_setaffinity(0, set.len() * 8, set.as_ptr().cast::<libc::cpu_set_t>())
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// The CPUs the calling thread may run on, whatever their numbers.
+pub fn affinity() -> Vec<u32> {
+    // A mask long enough for the kernel's CPUs (EINVAL: a longer one).
+    let mut words = 16;
+    while words <= 1 << 16 {
+        let mut set = vec![0u64; words];
+        // SAFETY: A plain syscall writing at most `set.len() * 8` bytes of
+        // the calling thread's CPU mask into `set`.
+        let rc = unsafe {
+            libc::sched_getaffinity(0, set.len() * 8, set.as_mut_ptr().cast::<libc::cpu_set_t>())
+        };
+        if rc == 0 {
+            return uapi::cpu_bits(&set).collect();
+        }
+        if io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+            break;
+        }
+        words *= 4;
+    }
+    Vec::new()
 }
 
 /// Pins the calling thread to `cpu`.

@@ -2,7 +2,8 @@
 
 //! The benchmark: `rtlat bench-job`, the CPU-bound job run in the guest
 //! (scripts/bench-guest), `rtlat bench-drain`, the rate of `read()`
-//! draining full rings, and `rtlat bench-report`, which turns the guest's
+//! draining full rings, `rtlat bench-startstop`, the time of a session's
+//! CONFIG, START and STOP on 1, 2, 4, 8 CPUs, and `rtlat bench-report`, which turns the guest's
 //! raw output (through scripts/bench) into a markdown table, a JSON file and
 //! an SVG overlay of the latency distributions.
 //!
@@ -16,7 +17,9 @@ mod job;
 mod log;
 mod markdown;
 mod report;
+mod startstop;
 
 pub use drain::drain;
 pub use job::job;
 pub use report::{report, OVERHEAD_TOOLS};
+pub use startstop::start_stop;

@@ -119,8 +119,33 @@ pub fn complete(b: &Value) -> Result<String, String> {
     if drained == 0 || !b["drain"]["ratio_zero"].is_number() {
         return Err("drain: no records drained, or no ratio to /dev/zero".into());
     }
+    // A scale row for each of 1, 2, 4, 8 CPUs the guest has, each timed and
+    // costed.
+    let ncpu: u64 = b["settings"]["cpus"]
+        .as_str()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let rows_scale = b["scale"].as_array().ok_or("no scale rows")?;
+    let got: Vec<u64> = rows_scale
+        .iter()
+        .filter_map(|r| r["cpus"].as_u64())
+        .collect();
+    let want: Vec<u64> = [1, 2, 4, 8].into_iter().filter(|&n| n <= ncpu).collect();
+    if got != want {
+        return Err(format!(
+            "scale rows for {got:?} CPUs, not {want:?} (the guest has {ncpu})"
+        ));
+    }
+    for r in rows_scale {
+        if !r["start_us"].is_number() || !r["cost_per_activation_us"].is_number() {
+            return Err(format!(
+                "scale {} CPUs: no START time or no cost",
+                r["cpus"]
+            ));
+        }
+    }
     Ok(format!(
-        "{} agreement rows, {ntools} tools' overhead at two rates, {delivered} records streamed, {drained} drained",
+        "{} agreement rows, {ntools} tools' overhead at two rates, {delivered} records streamed, {drained} drained, sessions on {want:?} CPUs timed",
         rows.len()
     ))
 }
@@ -159,6 +184,9 @@ mod tests {
                 "RTRS-FILE {set}.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 85\ntimerlat 60\nRTRS-FILE-END\n"
             );
         }
+        log += "RTRS-FILE scale-1-startstop.txt\ncpus 1 rounds 10 config_ns 300000 start_ns 2000000 stop_ns 3000000\nRTRS-FILE-END\n\
+                RTRS-FILE scale-1-rtlat.txt\nactivations 1900 ns 2000000000 cpus 1 period_ns 1000000\nRTRS-FILE-END\n\
+                RTRS-FILE scale.txt\nnone-1 100\nrtlat-1 90\nRTRS-FILE-END\n";
         log += &format!(
             "RTRS-FILE stream.json\n{run}\nRTRS-FILE-END\n\
              RTRS-FILE drain.txt\nrecords 1000 capacity 1024 bytes 64000 read_size 1048576 fill_ns 1000000000 drain_ns 2000000 zero_ns 1000000\nRTRS-FILE-END\n\
@@ -198,7 +226,7 @@ mod tests {
     fn incomplete_reports_are_refused() {
         let b = bench_json();
         type Break = fn(&mut Value);
-        let broken: [(&str, Break); 10] = [
+        let broken: [(&str, Break); 13] = [
             ("agreement rows", |b| {
                 b["agreement"].as_array_mut().unwrap().pop();
             }),
@@ -226,6 +254,13 @@ mod tests {
             ("no records drained", |b| b["drain"] = Value::Null),
             ("no ratio to /dev/zero", |b| {
                 b["drain"]["ratio_zero"] = Value::Null
+            }),
+            ("no scale rows", |b| b["scale"] = Value::Null),
+            ("scale rows for [] CPUs, not [1]", |b| {
+                b["scale"].as_array_mut().unwrap().pop();
+            }),
+            ("no START time or no cost", |b| {
+                b["scale"][0]["cost_per_activation_us"] = Value::Null
             }),
         ];
         for (why, f) in broken {

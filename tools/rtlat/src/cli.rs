@@ -102,6 +102,20 @@ pub enum Cmd {
         #[arg(long, default_value = "10m", value_parser = parse_duration)]
         fill_timeout: Duration,
     },
+    /// The benchmark's scale rows: times CONFIG, START and STOP of sessions on the first CPUS
+    /// online CPUs (irq and thread stages, 1 ms), ROUNDS of each; prints their medians.
+    #[command(hide = true)]
+    BenchStartstop {
+        /// Device node.
+        #[arg(long, default_value = "/dev/rtlat")]
+        device: PathBuf,
+        /// How many CPUs (the first online ones).
+        #[arg(long)]
+        cpus: usize,
+        /// Sessions timed.
+        #[arg(long, default_value_t = 10)]
+        rounds: usize,
+    },
     /// rtla timerlat's command line and output: rtlat timerlat [top|hist] [OPTIONS].
     #[command(disable_help_flag = true)]
     Timerlat {

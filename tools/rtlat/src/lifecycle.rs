@@ -71,7 +71,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         let (period_ns, stages) = dev.session_settings()?;
         plan.attach_to(period_ns, stages);
     } else {
-        dev.configure(&plan.device, &plan.phases.first().config)?;
+        dev.configure(&plan.device, &plan.phases.first().config, &plan.cpus)?;
     }
     let plan = plan;
     let phases = &plan.phases;
@@ -115,7 +115,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         }
         // The owner reconfigures its stopped session: a new one, with fresh
         // statistics and ring counters, and the thresholds armed.
-        dev.configure(&plan.device, &phases.measured.config)?;
+        dev.configure(&plan.device, &phases.measured.config, &plan.cpus)?;
     }
     let ended = run.session(&phases.measured, raw)?;
     housekeeping.reader_ran_on =

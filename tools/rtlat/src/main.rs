@@ -76,6 +76,14 @@ fn main() -> ExitCode {
             println!("{}", d.line());
             ExitCode::SUCCESS
         }),
+        Cmd::BenchStartstop {
+            device,
+            cpus,
+            rounds,
+        } => bench::start_stop(device, *cpus, *rounds).map(|s| {
+            println!("{}", s.line());
+            ExitCode::SUCCESS
+        }),
         Cmd::BenchReport {
             log,
             out,

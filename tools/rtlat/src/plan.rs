@@ -142,6 +142,11 @@ pub struct Plan {
     pub housekeeping: Option<Vec<u32>>,
     /// `--attach`: the session is another process's (see [`Plan::attach_to`]).
     pub attach: bool,
+    /// `--cpus`: the CPUs to measure on, given to the device apart from the
+    /// config (any number: `Device::configure`). Empty without it: the
+    /// device picks its channels (every online CPU for /dev/rtlat, the
+    /// device itself for /dev/rtedu<N>), and the status says which.
+    pub cpus: Vec<u32>,
 }
 
 impl Plan {
@@ -160,12 +165,6 @@ impl Plan {
             if !online.contains(cpu) {
                 return Err(Environment(format!(
                     "CPU {cpu} is not online (online: {online_list})"
-                )));
-            }
-            if *cpu as usize >= uapi::MAX_CPUS {
-                return Err(Environment(format!(
-                    "CPU {cpu} is beyond the {} CPUs rtlat supports",
-                    uapi::MAX_CPUS
                 )));
             }
         }
@@ -220,13 +219,6 @@ impl Plan {
             ring_records: c.ring,
             ..Default::default()
         };
-        // Without --cpus the device picks its channels (every online CPU for
-        // /dev/rtlat, the device itself for /dev/rtedu<N>): the status says which.
-        if c.cpus.is_some() {
-            for &cpu in &cpus {
-                config.cpus[cpu as usize / 64] |= 1 << (cpu % 64);
-            }
-        }
         config.stages = stages.iter().map(|s| s.bit()).sum();
         for t in &c.thresholds {
             config.threshold_ns[t.stage] = t.ns;
@@ -258,6 +250,7 @@ impl Plan {
             interval: c.ci.interval,
             housekeeping,
             attach: c.attach,
+            cpus: if c.cpus.is_some() { cpus } else { Vec::new() },
         })
     }
 
@@ -333,7 +326,6 @@ mod tests {
             flags: uapi::CFG_TRACING_OFF,
             ..Default::default()
         };
-        c.cpus[0] = 0b101;
         c.threshold_ns[Stage::Thread] = 50_000;
         c.threshold_ns[Stage::User] = 80_000;
         c
@@ -431,9 +423,8 @@ mod tests {
             p.reported_stages(),
             [Stage::Irq, Stage::Thread, Stage::User, Stage::Response]
         );
-        let mut want = armed();
-        want.cpus[0] = 0b1010;
-        assert_eq!(p.phases.measured.config, want);
+        assert_eq!(p.phases.measured.config, armed());
+        assert_eq!(p.cpus, [1, 3]);
         assert_eq!(p.phases.measured.duration, None);
         assert!(p.phases.warm_up.is_some());
         let s = p.settings(&[1, 3]);
@@ -444,7 +435,7 @@ mod tests {
         let p = plan("--stages irq").unwrap();
         assert_eq!(p.stages, [Stage::Irq]);
         assert_eq!(p.main_stage, Stage::Irq);
-        assert_eq!(p.phases.measured.config.cpus, [0; uapi::CPU_WORDS]);
+        assert!(p.cpus.is_empty());
         assert!(p.phases.warm_up.is_none());
     }
 

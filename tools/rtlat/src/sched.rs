@@ -15,20 +15,6 @@ pub fn pin_to_set(cpus: &[u32]) -> Result<(), String> {
     })
 }
 
-/// The CPUs the calling thread may run on.
-pub fn affinity() -> Vec<u32> {
-    // SAFETY: A plain syscall filling an initialised set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as u32)
-            .filter(|&c| libc::CPU_ISSET(c as usize, &set))
-            .collect()
-    }
-}
-
 /// The CPU the calling thread runs on now.
 pub fn current_cpu() -> Option<u32> {
     // SAFETY: sched_getcpu has no preconditions.
@@ -36,6 +22,7 @@ pub fn current_cpu() -> Option<u32> {
 }
 
 pub use rtlat_client::sched::{
+    affinity,
     pin_to,
     set_affinity,
     set_fifo_pinned, //

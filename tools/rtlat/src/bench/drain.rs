@@ -156,7 +156,7 @@ pub fn drain(
         ring_records: ring,
         ..Config::default()
     };
-    dev.configure(device, &config)?;
+    dev.configure(device, &config, &[])?;
     let capacity = u64::from(ring) * dev.session_cpus()?.len() as u64;
     let t0 = Instant::now();
     dev.start().map_err(|e| format!("start: {e}"))?;

@@ -84,6 +84,20 @@ pub struct Inputs {
     pub rates: BTreeMap<String, Vec<f64>>,
     pub streaming: Option<Streaming>,
     pub drain: Option<super::drain::Drained>,
+    /// Per number of CPUs of the session: the scale rows' inputs.
+    pub scale: BTreeMap<u64, ScaleIn>,
+}
+
+/// What the log holds for the session on N CPUs (`scale-N-…`, `scale.txt`).
+#[derive(Default)]
+pub struct ScaleIn {
+    pub start_stop: Option<super::startstop::StartStop>,
+    /// The job's throughput without measurement and with the session, per
+    /// round.
+    pub none: Vec<f64>,
+    pub rtlat: Vec<f64>,
+    /// Its activations per second and CPU during the job, per round.
+    pub rates: Vec<f64>,
 }
 
 /// Activations per second and CPU of an overhead file's line
@@ -164,6 +178,7 @@ impl Inputs {
             rates,
             streaming,
             drain,
+            scale,
         } = &mut inputs;
         for Section { name, body } in files {
             let mut parts = name.splitn(4, '-');
@@ -242,6 +257,44 @@ impl Inputs {
                         if let Ok(v) = v.trim().parse::<f64>() {
                             throughput.entry(format!("{set}{k}")).or_default().push(v);
                         }
+                    }
+                }
+            } else if let Some(rest) = name.strip_prefix("scale-") {
+                // scale-<cpus>-startstop.txt: rtlat bench-startstop's line;
+                // scale-<cpus>-rtlat.txt: the session's activations during
+                // the job, at the sustained rate.
+                let (n, what) = rest
+                    .split_once('-')
+                    .and_then(|(n, w)| Some((n.parse::<u64>().ok()?, w)))
+                    .ok_or(format!("{name}: not scale-<cpus>-<what>.txt"))?;
+                let e = scale.entry(n).or_default();
+                let quoted = |e: String| {
+                    format!(
+                        "{name}: {e} (the file: '{}')",
+                        body.trim().replace('\n', " | ")
+                    )
+                };
+                match what {
+                    "startstop.txt" => {
+                        e.start_stop =
+                            Some(super::startstop::StartStop::parse(body).map_err(quoted)?)
+                    }
+                    "rtlat.txt" => e
+                        .rates
+                        .push(activations(body, sustained_period_ns).map_err(quoted)?),
+                    _ => return Err(format!("{name}: not scale-<cpus>-<what>.txt")),
+                }
+            } else if name == "scale.txt" {
+                // "none-<cpus> <throughput>", "rtlat-<cpus> <throughput>".
+                for line in body.lines() {
+                    let parsed = line.split_once(' ').and_then(|(k, v)| {
+                        let (tool, n) = k.split_once('-')?;
+                        Some((tool, n.parse::<u64>().ok()?, v.trim().parse::<f64>().ok()?))
+                    });
+                    match parsed {
+                        Some(("none", n, v)) => scale.entry(n).or_default().none.push(v),
+                        Some(("rtlat", n, v)) => scale.entry(n).or_default().rtlat.push(v),
+                        _ => return Err(format!("{name}: not a scale line: '{line}'")),
                     }
                 }
             } else if name == "stream.json" {

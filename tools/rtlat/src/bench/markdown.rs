@@ -62,6 +62,29 @@ pub fn markdown(bench: &Bench, begin: &str) -> String {
             s.period_us, s.cpus, s.seconds, s.records_per_s, s.produced, s.dropped
         );
     }
+    if !bench.scale.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n| session on N CPUs of {} | CONFIG | START | STOP | job loss (1 kHz) | activations/s per CPU | job time per activation |",
+            bench.settings.get("cpus").map_or("?", |s| s)
+        );
+        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|");
+        let f1 = |v: Option<f64>, unit: &str| v.map_or(String::new(), |v| format!("{v:.1}{unit}"));
+        for s in &bench.scale {
+            let _ = writeln!(
+                md,
+                "| {} | {:.0} µs | {:.0} µs | {:.0} µs | {} | {} | {} |",
+                s.cpus,
+                s.config_us,
+                s.start_us,
+                s.stop_us,
+                f1(s.loss_pct, " %"),
+                s.activations_per_s_per_cpu
+                    .map_or(String::new(), |r| format!("{r:.0}")),
+                f1(s.cost_per_activation_us, " µs"),
+            );
+        }
+    }
     if let Some(d) = &bench.drain {
         let _ = writeln!(
             md,

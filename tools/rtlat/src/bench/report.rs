@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::{
     bench::{
         dist::{Dist, Summary},
-        log::{DistKey, Inputs, Log, SUSTAINED},
+        log::{DistKey, Inputs, Log, ScaleIn, SUSTAINED},
         markdown,
     },
     plot,
@@ -132,6 +132,52 @@ impl From<super::drain::Drained> for Drain {
     }
 }
 
+/// A session on `cpus` of the guest's CPUs: how long its CONFIG, START
+/// and STOP take, and what it costs the job (at the sustained rate).
+#[derive(Serialize)]
+pub struct Scale {
+    pub cpus: u64,
+    /// Medians of the `rounds` sessions timed, µs.
+    pub rounds: u64,
+    pub config_us: f64,
+    pub start_us: f64,
+    pub stop_us: f64,
+    /// The job's throughput lost, %, against the rounds without measurement
+    /// beside it.
+    pub loss_pct: Option<f64>,
+    pub activations_per_s_per_cpu: Option<f64>,
+    /// Job CPU time lost per activation, µs (the job runs on every CPU of
+    /// the guest, the session on `cpus` of them).
+    pub cost_per_activation_us: Option<f64>,
+}
+
+/// The scale rows of the log's inputs, the guest having `ncpu` CPUs.
+fn scale(inputs: &BTreeMap<u64, ScaleIn>, ncpu: f64) -> Vec<Scale> {
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    inputs
+        .iter()
+        .filter_map(|(&cpus, s)| {
+            let ss = s.start_stop.as_ref()?;
+            let loss = mean(&s.none)
+                .zip(mean(&s.rtlat))
+                .map(|(none, with)| 1.0 - with / none);
+            let rate = mean(&s.rates);
+            Some(Scale {
+                cpus,
+                rounds: ss.rounds,
+                config_us: ss.config_ns as f64 / 1e3,
+                start_us: ss.start_ns as f64 / 1e3,
+                stop_us: ss.stop_ns as f64 / 1e3,
+                loss_pct: loss.map(|l| l * 100.0),
+                activations_per_s_per_cpu: rate,
+                cost_per_activation_us: loss
+                    .zip(rate.filter(|&r| r > 0.0))
+                    .map(|(l, r)| l * ncpu / (r * cpus as f64) * 1e6),
+            })
+        })
+        .collect()
+}
+
 /// The whole benchmark.
 #[derive(Serialize)]
 pub struct Bench {
@@ -146,6 +192,8 @@ pub struct Bench {
     pub overhead_sustained: Option<Overhead>,
     pub streaming: Option<Streaming>,
     pub drain: Option<Drain>,
+    /// Sessions on 1, 2, 4, 8 CPUs (as many as the guest has).
+    pub scale: Vec<Scale>,
     pub note: String,
 }
 
@@ -299,6 +347,10 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         (sustained_period_us * 1000.0) as u64,
     )?;
 
+    let ncpu = settings
+        .get("cpus")
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(1.0);
     let bench = Bench {
         schema: crate::bench_check::SCHEMA.into(),
         kernel: kernel.into(),
@@ -315,6 +367,7 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         ),
         streaming: inputs.streaming,
         drain: inputs.drain.map(Drain::from),
+        scale: scale(&inputs.scale, ncpu),
         note: "QEMU TCG guest: the numbers compare tools measured side by side in one boot; they are not absolute RT performance.".into(),
     };
     let md = markdown::markdown(&bench, &begin);

@@ -132,7 +132,7 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
     let dev = Device::open(&plan.device, false)?;
     dev.status()?;
     let config = plan.phases.measured.config;
-    dev.configure(&plan.device, &config)?;
+    dev.configure(&plan.device, &config, &plan.cpus)?;
     let cpus = dev.session_cpus()?;
     if plan.user {
         sched::lock_memory();
@@ -168,13 +168,15 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
     );
 
     let stages = plan.reported_stages();
+    // (Records per CPU, by the CPU's number.)
+    let top = cpus.iter().max().map_or(0, |&m| m as usize);
     let mut m = Monitor {
         plan: &plan,
         dev: &dev,
         state: State::new(&cpus, &stages),
         cpus,
         stages,
-        read: Arc::new((0..uapi::MAX_CPUS).map(|_| AtomicU64::new(0)).collect()),
+        read: Arc::new((0..=top).map(|_| AtomicU64::new(0)).collect()),
         ran_on: Arc::new(AtomicU64::new(0)),
         out: Outputs {
             history,
@@ -212,7 +214,7 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
         if end == End::Trip && !a.stop_at_trip {
             // A new session, fresh statistics in the kernel; the state
             // keeps adding them up.
-            dev.configure(&plan.device, &config)?;
+            dev.configure(&plan.device, &config, &plan.cpus)?;
             continue;
         }
         m.snapshot(true)?;
