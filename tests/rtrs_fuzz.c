@@ -479,7 +479,7 @@ static int errno_allowed(struct thr *t, int e)
 	case K_FCNTL:
 		return 0;
 	case K_CONFIG:
-		return e == EFAULT || e == EINVAL || e == EBUSY || e == ENOMEM ||
+		return e == EFAULT || e == EINVAL || e == EBUSY || e == ENOMEM || e == E2BIG ||
 		       (e == EPERM && !t->priv);
 	case K_START:
 		return e == EINVAL || e == EBUSY || e == ENOMEM || (e == EPERM && !t->priv);
@@ -487,7 +487,9 @@ static int errno_allowed(struct thr *t, int e)
 	case K_RESET:
 		return e == EINVAL || e == EBUSY;
 	case K_STATUS:
-		return e == EFAULT;
+		/* EINVAL: a request's bad size or version; EOVERFLOW: a buffer for
+		 * the sets in full too short; ENOMEM: those sets' memory. */
+		return e == EFAULT || e == EINVAL || e == EOVERFLOW || e == ENOMEM;
 	case K_STATS:
 		return e == EINVAL || e == EFAULT || e == ENOMEM;
 	case K_USER_WAIT:

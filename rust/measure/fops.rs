@@ -119,8 +119,7 @@ fn ioctl_stats(ctx: &Sleepable, out: &Output, arg: usize) -> Result<isize> {
     let mut st = Stats::decode_request(&buf).map_err(uapi_err)?;
     let chan = out.chan(st.cpu).ok_or(EINVAL)?;
     let stage = chan.stats(Stage::from_raw(st.stage).ok_or(EINVAL)?);
-    let sum = stage.summary();
-    let buckets = stage.buckets(ctx)?;
+    let (sum, buckets) = stage.snapshot(ctx)?;
     let k = chan.ring.counters();
     st.hist_layout = uapi::HIST_LAYOUT;
     st.count = sum.count;
@@ -485,17 +484,14 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
     );
     for chan in out.chans.iter() {
         for (stage, s) in Stage::ALL.into_iter().zip(chan.stats.iter()) {
-            let sum = s.summary();
+            let Ok((sum, b)) = s.snapshot(ctx) else {
+                seq_print!(m, "cpu {} {}: no memory\n", chan.id, stage.name());
+                continue;
+            };
             if sum.count == 0 {
                 continue;
             }
-            let b = s.buckets(ctx);
-            let pct = |ppm| {
-                b.as_ref()
-                    .ok()
-                    .and_then(|b| hist::percentile(b, ppm, sum.max))
-                    .unwrap_or(0)
-            };
+            let pct = |ppm| hist::percentile(&b, ppm, sum.max).unwrap_or(0);
             seq_print!(
                 m,
                 "cpu {} {}: count {} min {} avg {} max {} p50 {} p99 {} p99.9 {} p99.99 {} missed {} dropped {}\n",

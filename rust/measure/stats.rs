@@ -62,16 +62,30 @@ impl StageStats {
     }
 
     /// Copy of the summary.
-    pub(crate) fn summary(&self) -> hist::Summary {
+    fn summary(&self) -> hist::Summary {
         *self.summary.lock()
     }
 
-    /// Copy of the buckets; allocates.
-    pub(crate) fn buckets(&self, _ctx: &Sleepable) -> Result<KVec<u64>> {
-        let mut v = KVec::with_capacity(hist::BUCKETS, GFP_KERNEL)?;
-        for b in self.buckets.iter() {
-            v.push(b.load(Relaxed), GFP_KERNEL)?;
+    /// Copies of the summary and the buckets that agree (the buckets hold
+    /// `count` samples), while samples keep coming: a sample counts in its
+    /// bucket before the summary, so a copy taken between the two is seen
+    /// and taken again. Allocates. After a few tries at a rate that never
+    /// leaves a gap, the last copies (a few samples apart).
+    pub(crate) fn snapshot(&self, _ctx: &Sleepable) -> Result<(hist::Summary, KVec<u64>)> {
+        let mut v = KVec::from_elem(0u64, hist::BUCKETS, GFP_KERNEL)?;
+        let mut sum = self.summary();
+        for _ in 0..8 {
+            let mut n = 0u64;
+            for (c, b) in v.iter_mut().zip(self.buckets.iter()) {
+                *c = b.load(Relaxed);
+                n = n.wrapping_add(*c);
+            }
+            let after = self.summary();
+            if after.count == sum.count && n == sum.count {
+                break;
+            }
+            sum = after;
         }
-        Ok(v)
+        Ok((sum, v))
     }
 }
