@@ -1550,6 +1550,90 @@ static int last_possible_cpu(void)
 }
 
 /*
+ * The CPU set at cpus_ptr and STATUS's sets in full, on any machine: the
+ * set as configured comes back; bad sets, sizes, pointers and buffers get
+ * their errors.
+ */
+TEST_F(dev, cpu_sets_in_full)
+{
+	static __u64 set[RTLAT_CPUS_SIZE_MAX / 8], got[RTLAT_CPUS_SIZE_MAX / 8];
+	static __u64 off[RTLAT_CPUS_SIZE_MAX / 8];
+	int hi = last_possible_cpu(), i;
+	unsigned int words, last = cpus_online() > 1 ? 1 : 0;
+	struct rtlat_config c;
+	struct rtlat_status s;
+	struct rtlat_stats st;
+
+	ASSERT_LE(0, hi);
+	words = hi / 64 + 1;
+	set[0] = 1 | 1ULL << last;
+	default_config(&c);
+	c.cpus_ptr = (__u64)(unsigned long)set;
+	c.cpus_size = sizeof(set);	/* longer than the CPUs: zero past them */
+
+	/* Beside an inline set; a size not of words, or too large; the
+	 * reserved word; a CPU past the kernel's; memory that is not there. */
+	c.cpus[0] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.cpus[0] = 0;
+	c.cpus_size = 12;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.cpus_size = RTLAT_CPUS_SIZE_MAX + 8;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.cpus_size = sizeof(set);
+	c.reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.reserved = 0;
+	set[(hi + 1) / 64] |= 1ULL << ((hi + 1) % 64);
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+	set[(hi + 1) / 64] &= ~(1ULL << ((hi + 1) % 64));
+	c.cpus_ptr = 8;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EFAULT, errno);
+
+	c.cpus_ptr = (__u64)(unsigned long)set;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	sleep_ms(200);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+
+	/* A request without size and version: EINVAL. */
+	memset(&s, 0, sizeof(s));
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_STATUS, &s));
+	EXPECT_EQ(EINVAL, errno);
+	/* A buffer too short: EOVERFLOW, and the words it needs written back. */
+	ASSERT_EQ(0, status(self->fd, &s));
+	EXPECT_EQ((unsigned int)hi + 1, s.nr_cpu_ids);
+	EXPECT_EQ(words, s.cpu_words);
+	s.cpus_ptr = (__u64)(unsigned long)got;
+	s.cpu_words = words - 1;
+	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_STATUS, &s));
+	EXPECT_EQ(EOVERFLOW, errno);
+	EXPECT_EQ(words, s.cpu_words);
+	/* In full: the set as configured, none offline; nothing written past
+	 * the words it needs. */
+	memset(got, 0xff, sizeof(got));
+	memset(off, 0xff, sizeof(off));
+	s.offline_ptr = (__u64)(unsigned long)off;
+	s.cpu_words = RTLAT_CPUS_SIZE_MAX / 8;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STATUS, &s)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(words, s.cpu_words);
+	EXPECT_EQ(set[0], s.cpus[0]);
+	for (i = 0; i < (int)words; i++) {
+		EXPECT_EQ(set[i], got[i]) TH_LOG("word %d", i);
+		EXPECT_EQ(0, off[i]);
+	}
+	EXPECT_EQ(~0ULL, got[words]);
+	ASSERT_EQ(0, stats(self->fd, last, RTLAT_STAGE_THREAD, &st, NULL, 0));
+	EXPECT_LT(0, st.count);
+}
+
+/*
  * CPUs past the inline bitmaps' RTLAT_MAX_CPUS: a session on one through
  * cpus_ptr, STATUS's sets in full; the older layouts, which cannot name it,
  * an error (never a set with CPUs missing). A cell whose machine has a
