@@ -705,6 +705,7 @@ TEST_F(dev, user_stage)
 	static struct rtlat_record recs[256];
 	__u64 users[RTLAT_MAX_CPUS] = { 0 }, responses[RTLAT_MAX_CPUS] = { 0 };
 	__u64 handed[RTLAT_MAX_CPUS] = { 0 }, nowaiter[RTLAT_MAX_CPUS] = { 0 };
+	__u64 late[RTLAT_MAX_CPUS] = { 0 };
 
 	int ncpu = cpus_online(), cpu, i;
 	ssize_t n;
@@ -746,6 +747,14 @@ TEST_F(dev, user_stage)
 			else if (x->expected_ns + c.period_ns >= w[x->cpu].t0 &&
 				 x->expected_ns <= w[x->cpu].t1)
 				nowaiter[x->cpu]++;
+			/* A waiter that ran only after the next activation (a
+			 * starved CPU): that activation woke the kernel thread
+			 * to take the claimed one, and the waiter won. */
+			if (!(x->flags & RTLAT_REC_NO_WAITER) &&
+			    x->lat_ns[RTLAT_STAGE_USER] > (long long)c.period_ns &&
+			    x->expected_ns + c.period_ns >= w[x->cpu].t0 &&
+			    x->expected_ns <= w[x->cpu].t1)
+				late[x->cpu]++;
 			/* A record without a waiter has neither; one with a
 			 * waiter was handled by it alone. */
 			if (x->flags & RTLAT_REC_NO_WAITER) {
@@ -765,11 +774,13 @@ TEST_F(dev, user_stage)
 		ASSERT_EQ(100, handed[cpu]);
 		/* One wake-up per activation: over the last 99 waits, the
 		 * kernel thread ran only for the activations that found no
-		 * waiter (it ran for all of them when it woke the waiter). */
-		TH_LOG("cpu %d: kernel thread switched %lld times over 99 waits, %llu activations without a waiter",
-		       cpu, w[cpu].switches, (unsigned long long)nowaiter[cpu]);
+		 * waiter, or whose waiter ran after the next one (it ran for
+		 * all of them when it woke the waiter). */
+		TH_LOG("cpu %d: kernel thread switched %lld times over 99 waits, %llu activations without a waiter, %llu waiters late",
+		       cpu, w[cpu].switches, (unsigned long long)nowaiter[cpu],
+		       (unsigned long long)late[cpu]);
 		ASSERT_LE(0, w[cpu].switches);
-		ASSERT_GE((long long)nowaiter[cpu] + 10, w[cpu].switches);
+		ASSERT_GE((long long)(nowaiter[cpu] + late[cpu]) + 10, w[cpu].switches);
 		/* Each of the 100 waits returned a user stage; a waiter late
 		 * by more than a period finds its record completed without
 		 * it (how many is the guest's speed, not pass/fail). */
@@ -1222,15 +1233,16 @@ static void *lone_user_wait(void *arg)
 	return NULL;
 }
 
-/* A user-stage session on CPU 0 with 200 ms periods, and a lone waiter
- * there in USER_WAIT (or about to be). */
+/* A user-stage session on CPU 0 with 1 s periods (the first activation
+ * comes after whatever the test does first, however starved the guest's
+ * CPUs), and a lone waiter there in USER_WAIT (or about to be). */
 static int start_lone_waiter(int fd, struct lone_wait *l, pthread_t *t)
 {
 	struct rtlat_config c;
 
 	default_config(&c);
 	c.stages |= 1 << RTLAT_STAGE_USER;
-	c.period_ns = 200000000;
+	c.period_ns = 1000000000;
 	c.cpus[0] = 1;
 	if (ioctl(fd, RTLAT_IOC_CONFIG, &c) || ioctl(fd, RTLAT_IOC_START))
 		return -1;
@@ -1258,11 +1270,11 @@ TEST_F(dev, user_wait_interrupted)
 	pthread_join(t, NULL);
 	ASSERT_EQ(-1, l.rc);
 	ASSERT_EQ(EINTR, l.err);
-	sleep_ms(500);
+	sleep_ms(1500);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
 	while ((n = read(self->fd, r, sizeof(r))) > 0)
 		recs += n / sizeof(r[0]);
-	/* About 2.5 periods passed: the first is there, even in a slow guest. */
+	/* About 1.5 periods passed: the first is there, even in a slow guest. */
 	EXPECT_LE(1, recs);
 	signal(SIGUSR1, SIG_DFL);
 }
@@ -1293,7 +1305,7 @@ TEST_F(dev, user_waiter_moved)
 	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
 	/* Blocked in USER_WAIT by now, even in a slow guest; the first
-	 * activation is 200 ms after the start. */
+	 * activation is 1 s after the start. */
 	sleep_ms(80);
 	CPU_ZERO(&set);
 	CPU_SET(1, &set);
@@ -1302,7 +1314,7 @@ TEST_F(dev, user_waiter_moved)
 	ASSERT_EQ(-1, l.rc);
 	ASSERT_EQ(EINVAL, l.err);
 	/* The next activation finds the claimed one untaken. */
-	sleep_ms(500);
+	sleep_ms(1500);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
 	while ((n = read(self->fd, r, sizeof(r))) > 0) {
 		for (i = 0; i < n / (ssize_t)sizeof(r[0]); i++) {
@@ -1311,7 +1323,7 @@ TEST_F(dev, user_waiter_moved)
 			if (r[i].flags & RTLAT_REC_DIRECT)
 				direct++;
 			if ((r[i].flags & RTLAT_REC_NO_WAITER) &&
-			    r[i].lat_ns[RTLAT_STAGE_THREAD] > 100000000LL /* half the period */)
+			    r[i].lat_ns[RTLAT_STAGE_THREAD] > 500000000LL /* half the period */)
 				stolen++;
 		}
 	}
