@@ -81,7 +81,7 @@ app()
 		--iterations "$1" --work-us 200 >"$tmp/app.out" 2>&1 &
 	app=$!
 	i=0
-	while ! grep -q '^rtlat: state 2 ' /proc/$app/fdinfo/* 2>/dev/null && [ $i -lt 50 ]; do
+	while ! grep -q '^rtlat: state 2 ' /proc/$app/fdinfo/* 2>/dev/null && [ $i -lt 300 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done

@@ -326,12 +326,12 @@ fi
 last=$(sed 's/.*[-,]//' /sys/devices/system/cpu/possible)
 if [ "$last" -lt 256 ]; then
 	ktap_test_skip "run --cpus 0,N with N past 256: both measured, JSON valid"
-elif ! echo 1 >"/sys/devices/system/cpu/cpu$last/online"; then
+elif ! was=$(cat "/sys/devices/system/cpu/cpu$last/online") || ! echo 1 >"/sys/devices/system/cpu/cpu$last/online"; then
 	ktap_test_fail "run --cpus 0,N with N past 256: both measured, JSON valid"
 else
 	rtlat run --cpus "0,$last" --duration 1s -q --json "$tmp/wide.json" >"$tmp/out" 2>&1
 	rc=$?
-	echo 0 >"/sys/devices/system/cpu/cpu$last/online"
+	[ "$was" = 1 ] || echo 0 >"/sys/devices/system/cpu/cpu$last/online"
 	if [ $rc = 0 ] && rtlat check-json "$tmp/wide.json" >"$tmp/chk" 2>&1 &&
 		grep -q "\"cpu\": $last," "$tmp/wide.json" && grep -q '"cpu": 0,' "$tmp/wide.json"; then
 		ktap_test_pass "run --cpus 0,N with N past 256: both measured, JSON valid"

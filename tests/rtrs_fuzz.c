@@ -912,7 +912,8 @@ static int config_validity(const struct rtlat_config *c, int edu, const __u64 *o
 				continue;
 			if (b >= nr_cpu_ids_)
 				return *why = "a CPU that does not exist", V_INVALID;
-			if (!online)
+			/* (Past the inline bitmap's CPUs, online or not is not known.) */
+			if (!online || b >= RTLAT_MAX_CPUS)
 				unsure = 1;
 			else if (!has_bit(online, b))
 				return *why = "an offline CPU", V_INVALID;
@@ -1457,7 +1458,7 @@ static void op_status(struct thr *t, struct rng *r, struct dev *d, int pair)
 	/* Now and then the sets in full (into t->wide, 8 words), or too
 	 * short a buffer for them, or a bad header. */
 	if (chance(r, 20) && need <= 8) {
-		words = need - (need > 1 && chance(r, 20));
+		words = need - chance(r, 20);
 		s1.cpus_ptr = (__u64)(uintptr_t)t->wide;
 		s1.cpu_words = words;
 	} else if (chance(r, 4)) {
@@ -1493,7 +1494,11 @@ static void op_status(struct thr *t, struct rng *r, struct dev *d, int pair)
 		if (ret < 0 && s1.cpu_words != need)
 			fail(t, C_STATUS, "%s: EOVERFLOW with cpu_words %u, not the %u needed",
 			     t->what, s1.cpu_words, need);
-	} else if (ret == 0) {
+	} else if (ret < 0) {
+		/* A good request: its memory, or nothing. */
+		if (t->err != ENOMEM)
+			fail(t, C_EXPECT, "%s: %s for a good request", t->what, ename(t->err));
+	} else {
 		if (bp == BP_ODD)
 			memcpy(&s1, p, sizeof(s1));
 		check_status(t, d, &s1);
@@ -1804,9 +1809,10 @@ static void op_config(struct thr *t, struct rng *r, struct dev *d, int then_star
 			fail(t, C_EXPECT, "%s: EINVAL for an empty CPU set while CPUs %#llx are "
 			     "online (rtlat.h: \"all zero: every online CPU\")", t->what,
 			     (unsigned long long)online[0]);
-		else if (ret < 0 && t->err == EINVAL)
-			fail(t, C_EXPECT, "%s: EINVAL for a valid config (online CPUs %#llx)",
-			     t->what, (unsigned long long)online[0]);
+		else if (ret < 0 && (t->err == EINVAL || t->err == E2BIG))
+			fail(t, C_EXPECT, "%s: %s for a valid config of the current layout "
+			     "(online CPUs %#llx)", t->what, ename(t->err),
+			     (unsigned long long)online[0]);
 	}
 	if (ret == 0) {
 		__atomic_store_n(&d->owner, i, __ATOMIC_RELAXED);

@@ -106,7 +106,7 @@ static inline int rtlat_client_start(struct rtlat_client *c, const struct rtlat_
 		cfg.cpus[o->cpu / 64] = wide[o->cpu / 64];
 	} else {
 		cfg.cpus_ptr = (__u64)(unsigned long)wide;
-		cfg.cpus_size = words * 8;
+		cfg.cpus_size = (__u32)(words * 8);
 	}
 	cfg.stages = 1 << RTLAT_STAGE_IRQ | 1 << RTLAT_STAGE_THREAD | 1 << RTLAT_STAGE_USER;
 	cfg.priority = o->kernel_priority;

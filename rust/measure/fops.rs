@@ -64,15 +64,20 @@ fn config<S: Source, L: SessionLock<S>>(
     UserSlice::new(UserPtr::from_addr(arg), len)
         .reader()
         .read_slice(buf)?;
-    let config = Config::decode(buf).map_err(uapi_err)?;
-    // The CPU set: inline, or the bitmap at cpus_ptr (read once, here).
+    let mut config = Config::decode(buf).map_err(uapi_err)?;
+    // The CPU set: inline, or the bitmap at cpus_ptr (read once, here; the
+    // session keeps no user address).
     let mut set = KVec::new();
     if config.cpus_ptr != 0 {
-        let len = config.cpus_size as usize;
-        let mut r = UserSlice::new(UserPtr::from_addr(config.cpus_ptr as usize), len).reader();
-        for _ in 0..len / 8 {
+        let words = config.cpus_size as usize / 8;
+        let addr = usize::try_from(config.cpus_ptr).map_err(|_| EFAULT)?;
+        let mut r = UserSlice::new(UserPtr::from_addr(addr), words * 8).reader();
+        set = KVec::with_capacity(words, GFP_KERNEL)?;
+        for _ in 0..words {
             set.push(r.read::<u64>()?, GFP_KERNEL)?;
         }
+        config.cpus_ptr = 0;
+        config.cpus_size = 0;
     } else {
         set.extend_from_slice(&config.cpus, GFP_KERNEL)?;
     }
@@ -181,7 +186,13 @@ fn ioctl_status<S: Source, L: SessionLock<S>>(
         return Ok(0);
     }
     reader.read_slice(buf)?;
-    let req = Status::decode(buf).map_err(uapi_err)?;
+    // All zero (a caller that set nothing, as with the older `_IOR`
+    // layouts): no buffers. Else a request: its size, version, buffers.
+    let req = if buf.iter().all(|&b| b == 0) {
+        Status::default()
+    } else {
+        Status::decode(buf).map_err(uapi_err)?
+    };
     let nr = kernel::cpu::nr_cpu_ids();
     let words = uapi::cpu_words(nr);
     let sets = [
@@ -205,7 +216,8 @@ fn ioctl_status<S: Source, L: SessionLock<S>>(
                 Some(o) => o.cpu_set(which, words as usize)?,
                 None => KVec::from_elem(0u64, words as usize, GFP_KERNEL)?,
             };
-            let mut w = UserSlice::new(UserPtr::from_addr(ptr as usize), set.len() * 8).writer();
+            let addr = usize::try_from(ptr).map_err(|_| EFAULT)?;
+            let mut w = UserSlice::new(UserPtr::from_addr(addr), set.len() * 8).writer();
             for word in set.iter() {
                 w.write(word)?;
             }

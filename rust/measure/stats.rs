@@ -24,7 +24,8 @@ use crate::rtrs::{
 
 /// Statistics of one stage on one channel: summary under a raw lock (a few
 /// words; interrupts off, since a hard-IRQ producer may take it), histogram
-/// buckets as atomics (single writer, lock-free readers).
+/// buckets as atomics, counted under the same lock (a reset clears both
+/// at once) and read without it.
 pub(crate) struct StageStats {
     summary: Pin<KBox<RawSpinLockIrq<hist::Summary>>>,
     buckets: KVec<Atomic<u64>>,
@@ -47,15 +48,27 @@ impl StageStats {
 
     /// Adds a sample, from the context `ctx` proves.
     pub(super) fn add(&self, ctx: Producer<'_>, v: u64, seq: u64, time: u64) {
-        self.buckets[hist::bucket_of(v)].fetch_add(1, Relaxed);
+        let b = &self.buckets[hist::bucket_of(v)];
         match ctx {
-            Producer::HardIrq(irq) => self.summary.lock_with(irq.irqs_off()).add(v, seq, time),
-            Producer::Task(_) => self.summary.lock().add(v, seq, time),
+            Producer::HardIrq(irq) => {
+                let mut s = self.summary.lock_with(irq.irqs_off());
+                b.fetch_add(1, Relaxed);
+                s.add(v, seq, time);
+            }
+            Producer::Task(_) => {
+                let mut s = self.summary.lock();
+                b.fetch_add(1, Relaxed);
+                s.add(v, seq, time);
+            }
         }
     }
 
+    /// Clears the summary and the buckets together: no sample falls between
+    /// (the lock is held over the buckets' stores, about two thousand
+    /// words; RESET is the user's, not the sampling's).
     pub(super) fn reset(&self) {
-        *self.summary.lock() = hist::Summary::new();
+        let mut s = self.summary.lock();
+        *s = hist::Summary::new();
         for b in self.buckets.iter() {
             b.store(0, Relaxed);
         }
@@ -67,10 +80,10 @@ impl StageStats {
     }
 
     /// Copies of the summary and the buckets that agree (the buckets hold
-    /// `count` samples), while samples keep coming: a sample counts in its
-    /// bucket before the summary, so a copy taken between the two is seen
-    /// and taken again. Allocates. After a few tries at a rate that never
-    /// leaves a gap, the last copies (a few samples apart).
+    /// `count` samples), while samples keep coming: the buckets are read
+    /// without the lock, so a copy a sample (or a reset) changed meanwhile
+    /// is seen and taken again. Allocates. After a few tries at a rate
+    /// that never leaves a gap, the last copies (a few samples apart).
     pub(crate) fn snapshot(&self, _ctx: &Sleepable) -> Result<(hist::Summary, KVec<u64>)> {
         let mut v = KVec::from_elem(0u64, hist::BUCKETS, GFP_KERNEL)?;
         let mut sum = self.summary();

@@ -58,7 +58,8 @@ struct rtlat_config {
 	/* Since size 120: the CPU set as a bitmap in the caller's memory,
 	 * cpus_size bytes (a multiple of 8, at most RTLAT_CPUS_SIZE_MAX) at
 	 * cpus_ptr, for CPUs past RTLAT_MAX_CPUS (cpus[] then all zero; a
-	 * bit past the kernel's CPUs is EINVAL); 0 and 0: cpus[]. With this
+	 * bit past the kernel's CPUs is EINVAL; all zero, like cpus[], is
+	 * every online CPU); 0 and 0: cpus[]. With this
 	 * layout, "every online CPU" includes those past RTLAT_MAX_CPUS;
 	 * with the older ones such a machine's is E2BIG. */
 	__u64 cpus_ptr;
@@ -131,12 +132,15 @@ struct rtlat_status {
 	/* Since size 184: records flagged RTLAT_REC_DEADLINE_MISS. */
 	__u64 deadline_misses;
 	/* Since size 216 (and RTLAT_IOC_STATUS is _IOWR): the three sets in
-	 * full, whatever the CPUs' numbers. In: a buffer of cpu_words __u64
-	 * at each pointer that is not 0; the kernel fills it like the inline
-	 * bitmap of the same name. Out: cpu_words is the words a set needs
-	 * (nr_cpu_ids / 64, rounded up), nr_cpu_ids the kernel's number of
-	 * possible CPUs; a buffer given that is smaller fails with EOVERFLOW,
-	 * those two fields written back. */
+	 * full, whatever the CPUs' numbers. In: size and version, and a
+	 * buffer of cpu_words __u64 at each pointer that is not 0 (a request
+	 * all zero, as older programs pass, asks for no buffer). The kernel
+	 * fills the first cpu_words (out) words of each buffer like the inline
+	 * bitmap of the same name and leaves the rest. Out: cpu_words is the
+	 * words a set needs (nr_cpu_ids / 64, rounded up), nr_cpu_ids the
+	 * kernel's number of possible CPUs; a buffer given that is smaller
+	 * fails with EOVERFLOW, the whole structure written back (no buffer
+	 * filled). EFAULT on a buffer may leave the ones before it filled. */
 	__u64 cpus_ptr;
 	__u64 offline_ptr;
 	__u64 unattended_ptr;

@@ -149,8 +149,13 @@ impl Device {
     pub fn config(&self, c: &Config, cpus: &[u32]) -> io::Result<()> {
         let mut c = *c;
         c.cpus = [0; uapi::CPU_WORDS];
-        // Inline if they fit, else a bitmap the kernel reads at cpus_ptr.
-        let top = cpus.iter().max().map_or(0, |&m| m + 1);
+        // Inline if they fit, else a bitmap the kernel reads at cpus_ptr
+        // (too large a CPU number for one: EINVAL, not an empty set).
+        let top = match cpus.iter().max() {
+            None => 0,
+            Some(&m) if m < uapi::CPUS_SIZE_MAX * 8 => m + 1,
+            Some(_) => return Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        };
         let mut wide = vec![0u64; uapi::cpu_words(top) as usize];
         let set: &mut [u64] = if top as usize <= uapi::MAX_CPUS {
             &mut c.cpus

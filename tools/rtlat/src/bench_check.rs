@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `rtlat check-json` of a benchmark's `bench.json` (written by `rtlat
-//! bench-report`; schema `rtlat-bench-2`,
+//! bench-report`; schema `rtlat-bench-3`,
 //! `tools/rtlat/schema/rtlat-bench.schema.json`): the report is complete,
 //! as `make check`'s smoke run requires. Every load and stage has its
 //! agreement row with samples on both sides; every tool of the overhead
@@ -15,7 +15,7 @@ use std::{fs, path::Path, process::ExitCode};
 use serde_json::Value;
 
 /// The schema a benchmark report names.
-pub const SCHEMA: &str = "rtlat-bench-2";
+pub const SCHEMA: &str = "rtlat-bench-3";
 
 /// The loads and stages of the agreement rounds, and the tools of the
 /// overhead rounds, as `bench::report` writes them.

@@ -137,8 +137,9 @@ impl From<super::drain::Drained> for Drain {
 #[derive(Serialize)]
 pub struct Scale {
     pub cpus: u64,
-    /// Medians of the `rounds` sessions timed, µs.
+    /// Sessions timed.
     pub rounds: u64,
+    /// Their medians, µs.
     pub config_us: f64,
     pub start_us: f64,
     pub stop_us: f64,
