@@ -14,6 +14,7 @@
 mod dist;
 mod drain;
 mod job;
+mod kv;
 mod log;
 mod markdown;
 mod report;

@@ -59,42 +59,25 @@ impl Drained {
 
     /// The line `rtlat bench-report` reads back ([`Drained::parse`]).
     pub fn line(&self) -> String {
-        let v = self.values();
-        Self::KEYS
-            .iter()
-            .zip(v)
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    fn values(&self) -> [u64; 7] {
-        [
-            self.records,
-            self.capacity,
-            self.bytes,
-            self.read_size,
-            self.fill_ns,
-            self.drain_ns,
-            self.zero_ns,
-        ]
+        super::kv::line(
+            &Self::KEYS,
+            [
+                self.records,
+                self.capacity,
+                self.bytes,
+                self.read_size,
+                self.fill_ns,
+                self.drain_ns,
+                self.zero_ns,
+            ],
+        )
     }
 
     /// Parses [`Drained::line`]'s output; anything else (an error message)
     /// is refused.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let f: Vec<&str> = s.split_whitespace().collect();
+        let v = super::kv::parse(s, &Self::KEYS, "bench-drain")?;
         let bad = || format!("not a bench-drain line: '{}'", s.trim());
-        if f.len() != 2 * Self::KEYS.len() {
-            return Err(bad());
-        }
-        let mut v = [0u64; 7];
-        for (i, k) in Self::KEYS.iter().enumerate() {
-            if f[2 * i] != *k {
-                return Err(bad());
-            }
-            v[i] = f[2 * i + 1].parse().map_err(|_| bad())?;
-        }
         let [records, capacity, bytes, read_size, fill_ns, drain_ns, zero_ns] = v;
         let d = Self {
             records,

@@ -45,39 +45,23 @@ impl StartStop {
 
     /// The line `rtlat bench-report` reads back ([`StartStop::parse`]).
     pub fn line(&self) -> String {
-        Self::KEYS
-            .iter()
-            .zip(self.values())
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    fn values(&self) -> [u64; 5] {
-        [
-            self.cpus,
-            self.rounds,
-            self.config_ns,
-            self.start_ns,
-            self.stop_ns,
-        ]
+        super::kv::line(
+            &Self::KEYS,
+            [
+                self.cpus,
+                self.rounds,
+                self.config_ns,
+                self.start_ns,
+                self.stop_ns,
+            ],
+        )
     }
 
     /// Parses [`StartStop::line`]'s output; anything else (an error
     /// message) is refused.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let f: Vec<&str> = s.split_whitespace().collect();
+        let v = super::kv::parse(s, &Self::KEYS, "bench-startstop")?;
         let bad = || format!("not a bench-startstop line: '{}'", s.trim());
-        if f.len() != 2 * Self::KEYS.len() {
-            return Err(bad());
-        }
-        let mut v = [0u64; 5];
-        for (i, k) in Self::KEYS.iter().enumerate() {
-            if f[2 * i] != *k {
-                return Err(bad());
-            }
-            v[i] = f[2 * i + 1].parse().map_err(|_| bad())?;
-        }
         let [cpus, rounds, config_ns, start_ns, stop_ns] = v;
         if cpus == 0 || rounds == 0 || start_ns == 0 || stop_ns == 0 {
             return Err(format!("{}: no CPU, no round or a time of zero", bad()));
