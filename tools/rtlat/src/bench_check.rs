@@ -124,7 +124,8 @@ pub fn complete(b: &Value) -> Result<String, String> {
     let ncpu: u64 = b["settings"]["cpus"]
         .as_str()
         .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
+        .filter(|&n| n > 0)
+        .ok_or("settings: no number of CPUs (cpus)")?;
     let rows_scale = b["scale"].as_array().ok_or("no scale rows")?;
     let got: Vec<u64> = rows_scale
         .iter()

@@ -348,10 +348,11 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         (sustained_period_us * 1000.0) as u64,
     )?;
 
+    // (Without the guest's CPUs, no cost: scale rows without one.)
     let ncpu = settings
         .get("cpus")
         .and_then(|c| c.parse().ok())
-        .unwrap_or(1.0);
+        .unwrap_or(f64::NAN);
     let bench = Bench {
         schema: crate::bench_check::SCHEMA.into(),
         kernel: kernel.into(),
