@@ -220,10 +220,10 @@ if front_end cyclictest; then
 	run rt rtlat cyclictest $CT
 	rt=rt rth=rth
 fi
-run cth cyclictest $CTH -h 100 --json "$tmp/cth.json"
-[ -n "$rth" ] && run rth rtlat cyclictest $CTH -h 100 --json "$tmp/rth.json"
+run cth cyclictest $CTH -h 1000 --json "$tmp/cth.json"
+[ -n "$rth" ] && run rth rtlat cyclictest $CTH -h 1000 --json "$tmp/rth.json"
 compare "cyclictest -q: the T: line as cyclictest's" ct "$rt" text '^T: 0 \('
-compare "cyclictest -t 2 -h 100: the histogram as cyclictest's" cth "$rth" text '^# Histogram$' '^# Thread @:'
+compare "cyclictest -t 2 -h 1000: the histogram as cyclictest's" cth "$rth" text '^# Histogram$' '^# Thread @:'
 compare "cyclictest --json: key paths and types as cyclictest's" cth "$rth" json '"histogram"'
 
 # rtla timerlat top, standard output a file, not a terminal: rtla starts
