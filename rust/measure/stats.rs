@@ -48,18 +48,13 @@ impl StageStats {
 
     /// Adds a sample, from the context `ctx` proves.
     pub(super) fn add(&self, ctx: Producer<'_>, v: u64, seq: u64, time: u64) {
-        let b = &self.buckets[hist::bucket_of(v)];
+        let count = |s: &mut hist::Summary| {
+            self.buckets[hist::bucket_of(v)].fetch_add(1, Relaxed);
+            s.add(v, seq, time);
+        };
         match ctx {
-            Producer::HardIrq(irq) => {
-                let mut s = self.summary.lock_with(irq.irqs_off());
-                b.fetch_add(1, Relaxed);
-                s.add(v, seq, time);
-            }
-            Producer::Task(_) => {
-                let mut s = self.summary.lock();
-                b.fetch_add(1, Relaxed);
-                s.add(v, seq, time);
-            }
+            Producer::HardIrq(irq) => count(&mut self.summary.lock_with(irq.irqs_off())),
+            Producer::Task(_) => count(&mut self.summary.lock()),
         }
     }
 

@@ -154,7 +154,6 @@ pub struct Scale {
 
 /// The scale rows of the log's inputs, the guest having `ncpu` CPUs.
 fn scale(inputs: &BTreeMap<u64, ScaleIn>, ncpu: f64) -> Vec<Scale> {
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
     inputs
         .iter()
         .filter_map(|(&cpus, s)| {
@@ -224,6 +223,11 @@ const PAIRINGS: [Pairing; 3] = [
     },
 ];
 
+/// The mean of `v`, if it has values.
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
 /// `a / b`, if `b` is not zero.
 fn ratio(a: f64, b: f64) -> Option<f64> {
     (b.abs() > f64::EPSILON).then(|| a / b)
@@ -265,11 +269,8 @@ fn overhead(
     set: &str,
     period_us: f64,
 ) -> Option<Overhead> {
-    let mean = |m: &BTreeMap<String, Vec<f64>>, k: &str| {
-        m.get(&format!("{set}{k}"))
-            .filter(|v| !v.is_empty())
-            .map(|v| v.iter().sum::<f64>() / v.len() as f64)
-    };
+    let mean =
+        |m: &BTreeMap<String, Vec<f64>>, k: &str| m.get(&format!("{set}{k}")).and_then(|v| mean(v));
     let asked = 1e6 / period_us;
     mean(throughput, "none").map(|none| {
         let mut tools: Vec<Cost> = OVERHEAD_TOOLS
