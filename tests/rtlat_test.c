@@ -1033,14 +1033,27 @@ TEST_F(dev, attach_keeps_the_session)
 	 * one to its end. */
 	ASSERT_EQ(0, status(other, &s0));
 	EXPECT_EQ(RTLAT_STATE_CONFIGURED, s0.state);
+	/* It reads it too: the file attached to the old one does not hold
+	 * the new one's reading. */
+	ASSERT_EQ(0, ioctl(other, RTLAT_IOC_START));
+	sleep_ms(100);
+	n = read(other, r, sizeof(r));
+	EXPECT_LT(0, n) TH_LOG("the new owner's read(): %s", n < 0 ? strerror(errno) : "end");
+	ASSERT_EQ(0, ioctl(other, RTLAT_IOC_STOP));
 	while ((n = read(reader, r, sizeof(r))) > 0)
 		recs += n / sizeof(r[0]);
 	EXPECT_EQ(0, n);
 	ASSERT_EQ(0, status(reader, &s1));
 	EXPECT_EQ(s1.produced, (__u64)recs + s1.dropped);
 	EXPECT_EQ(s1.produced, s1.delivered + s1.dropped);
-	close(reader);
+	/* Once the other is gone, the attached file configures a session of
+	 * its own: from then on it sees that one, not the one it kept. */
 	close(other);
+	ASSERT_EQ(0, ioctl(reader, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, status(reader, &s0));
+	EXPECT_EQ(RTLAT_STATE_CONFIGURED, s0.state);
+	EXPECT_EQ(0, s0.produced);
+	close(reader);
 }
 
 /*

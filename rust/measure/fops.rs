@@ -94,17 +94,19 @@ fn config<S: Source, L: SessionLock<S>>(
     // takes a while) and outside any atomic context.
     let new = S::configure(ctx, dev, config, &set, readers)?;
     let swapped = lock.with(ctx, |sh| match may(sh) {
-        Ok(()) => {
-            sh.owner = id;
-            Ok(sh.session.replace(new))
-        }
+        Ok(()) => Ok(sh.replace(id, new)),
         // Another file configured in the meantime: the new session goes,
         // outside the lock.
         Err(e) => Err((e, new)),
     });
     match swapped {
-        Ok(Some(old)) => old.stop(ctx, StopReason::User),
-        Ok(None) => {}
+        // (The session `id` kept, if it had attached, is freed here,
+        // outside the device's lock.)
+        Ok((old, _kept)) => {
+            if let Some(old) = old {
+                old.stop(ctx, StopReason::User);
+            }
+        }
         // Never started (no timer, no thread): dropping it is enough, and
         // stopping it could touch the device state of the session in place.
         Err((e, new)) => {
@@ -287,12 +289,7 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
 /// freed.
 pub(crate) fn release<S: Source, L: SessionLock<S>>(ctx: &Sleepable, lock: &L, id: u64) {
     let (owned, kept) = lock.with(ctx, |sh| {
-        let kept = if sh.reader == id {
-            sh.reader = 0;
-            sh.kept.take()
-        } else {
-            None
-        };
+        let kept = sh.closed(id);
         if sh.owner == id {
             sh.owner = 0;
             (sh.session.take(), kept)
@@ -320,14 +317,7 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
     if iov.len() < uapi::RECORD_SIZE {
         return Err(EINVAL);
     }
-    let session = lock.with(ctx, |sh| {
-        if sh.reader != 0 && sh.reader != id {
-            return Err(EBUSY);
-        }
-        let s = sh.of_file(id).ok_or(EINVAL)?;
-        sh.reader = id;
-        Ok(s)
-    })?;
+    let session = lock.with(ctx, |sh| sh.reader_of(id))?;
     let out = session.output();
     let mut woken = false;
     loop {

@@ -85,12 +85,14 @@ pub(crate) struct Sessions<S> {
     pub(super) session: Option<Arc<S>>,
     /// File id of the owner (the file that configured the session).
     pub(super) owner: u64,
-    /// File id of the streaming reader, 0 if none.
+    /// File id of the current session's streaming reader, 0 if none.
     pub(super) reader: u64,
-    /// The session the streaming reader attached to (`RTLAT_IOC_ATTACH`):
-    /// that file reads it to its end, and its STATUS and STATS answer from
-    /// it, until it closes, even after the owner closed it or configured
-    /// another (`rtlat run --attach` reports what it watched).
+    /// File id of the file that attached (`RTLAT_IOC_ATTACH`), 0 if none.
+    pub(super) attached: u64,
+    /// The session file `attached` attached to: that file reads it to its
+    /// end, and its STATUS and STATS answer from it, until it closes or
+    /// configures a session of its own, even after the owner closed it or
+    /// configured another (`rtlat run --attach` reports what it watched).
     pub(super) kept: Option<Arc<S>>,
     /// The device's readers' queue, from [`Self::set_readers`] on.
     pub(super) readers: Option<Arc<Readers>>,
@@ -102,6 +104,7 @@ impl<S> Sessions<S> {
             session: None,
             owner: 0,
             reader: 0,
+            attached: 0,
             kept: None,
             readers: None,
         }
@@ -121,20 +124,36 @@ impl<S> Sessions<S> {
         self.session.take()
     }
 
-    /// The session file `id` sees: the one kept for it as the reader, else
-    /// the current one.
+    /// The session file `id` sees: the one it attached to, else the
+    /// current one.
     pub(super) fn of_file(&self, id: u64) -> Option<Arc<S>> {
         match &self.kept {
-            Some(k) if self.reader == id => Some(k.clone()),
+            Some(k) if self.attached == id => Some(k.clone()),
             _ => self.session.clone(),
         }
+    }
+
+    /// `read()` of file `id`: the session it reads, or `EBUSY` if another
+    /// file streams the current one. The session a file attached to has
+    /// that file as its only reader.
+    pub(super) fn reader_of(&mut self, id: u64) -> Result<Arc<S>> {
+        if let Some(k) = self.kept.as_ref().filter(|_| self.attached == id) {
+            return Ok(k.clone());
+        }
+        if self.reader != 0 && self.reader != id {
+            return Err(EBUSY);
+        }
+        let s = self.session.clone().ok_or(EINVAL)?;
+        self.reader = id;
+        Ok(s)
     }
 
     /// `RTLAT_IOC_ATTACH` of file `id`: it becomes the streaming reader of
     /// the current session, kept for it (see `kept`). Returns the session
     /// it kept before, if any, for the caller to drop outside the lock.
     pub(super) fn attach(&mut self, id: u64) -> Result<Option<Arc<S>>> {
-        if self.reader != 0 && self.reader != id {
+        // One reader of the current session, one file keeping a session.
+        if self.reader != 0 && self.reader != id || self.attached != 0 && self.attached != id {
             return Err(EBUSY);
         }
         // The owner reads its session as it is, the one it configures next
@@ -144,7 +163,41 @@ impl<S> Sessions<S> {
         }
         let s = self.session.clone().ok_or(EINVAL)?;
         self.reader = id;
+        self.attached = id;
         Ok(self.kept.replace(s))
+    }
+
+    /// File `id`'s new session goes in, owned by it. A file that attached
+    /// keeps the session it attached to but no longer holds the current
+    /// one's reading; `id` itself, if it had attached, sees its own from
+    /// now on. Returns the session replaced and the one `id` kept, for the
+    /// caller to stop and drop outside the lock.
+    pub(super) fn replace(&mut self, id: u64, new: Arc<S>) -> (Option<Arc<S>>, Option<Arc<S>>) {
+        if self.reader != 0 && self.reader == self.attached {
+            self.reader = 0;
+        }
+        let kept = if self.attached == id {
+            self.attached = 0;
+            self.kept.take()
+        } else {
+            None
+        };
+        self.owner = id;
+        (self.session.replace(new), kept)
+    }
+
+    /// File `id` is closed: it reads and keeps nothing any more. Returns
+    /// the session it kept, for the caller to drop outside the lock.
+    pub(super) fn closed(&mut self, id: u64) -> Option<Arc<S>> {
+        if self.reader == id {
+            self.reader = 0;
+        }
+        if self.attached == id {
+            self.attached = 0;
+            self.kept.take()
+        } else {
+            None
+        }
     }
 }
 
