@@ -416,6 +416,9 @@ impl CpuState {
             c.irq_lat.load(Relaxed),
             c.idle.load(Relaxed),
         );
+        // (Relaxed: every taker that can race the hard IRQ runs on its CPU,
+        // the waiter with migration off and the bound thread; stop() takes
+        // what is left once the timer is cancelled.)
         self.direct.cmpxchg(seq, 0, Relaxed).ok()?;
         Some(rec)
     }
@@ -872,7 +875,13 @@ impl Session {
             let now = ktime_ns();
             let pin = MigrateGuard::new();
             if pin.cpu() != cpu.cpu || current_pinned_cpu() != Some(cpu.cpu) {
-                return Err(EINVAL);
+                // (Moved off a CPU going offline: that CPU's end, as for a
+                // waiter still blocked there.)
+                return Err(if cpu.stopping.load(Relaxed) {
+                    measure::eshutdown()
+                } else {
+                    EINVAL
+                });
             }
             let mut g = cpu.user_lock.lock(ctx);
             // Unless it ran so late that the kernel thread took it: then it

@@ -149,13 +149,21 @@ static inline int rtlat_client_wait(struct rtlat_client *c, struct rtlat_record 
 /* The session's status: counts, deadline misses, a threshold's trip. */
 static inline int rtlat_client_status(struct rtlat_client *c, struct rtlat_status *s)
 {
+	/* Older modules' layouts, newest first (what they lack stays 0). */
+	static const unsigned long older[] = {
+		RTLAT_IOC_STATUS_V3, RTLAT_IOC_STATUS_V2, RTLAT_IOC_STATUS_V1,
+	};
+	unsigned int i;
+
 	memset(s, 0, sizeof(*s));
 	s->size = sizeof(*s);
 	s->version = RTLAT_VERSION;
 	if (!ioctl(c->fd, RTLAT_IOC_STATUS, s))
 		return 0;
-	/* A module older than the sets in full: its layout, without them. */
-	return errno == ENOTTY && !ioctl(c->fd, RTLAT_IOC_STATUS_V3, s) ? 0 : -1;
+	for (i = 0; i < sizeof(older) / sizeof(older[0]) && errno == ENOTTY; i++)
+		if (!ioctl(c->fd, older[i], s))
+			return 0;
+	return -1;
 }
 
 /* Stops sampling; the records stay readable with rtlat_client_read(). */
