@@ -514,14 +514,19 @@ impl RtThreadFn for Worker {
         let mut handled = 0u64;
         loop {
             ctx.wait_until(|| cpu.irq_seq.load(Acquire) != handled || cpu.stopping.load(Relaxed));
-            let now = ktime_ns();
-            if cpu.irq_seq.load(Acquire) == handled {
+            let seq = cpu.irq_seq.load(Acquire);
+            if seq == handled {
                 // Told to stop, and nothing fired meanwhile. (An activation
                 // that fired is recorded first, whatever stopped the
                 // session: none goes uncounted.)
                 break;
             }
-            handled = cpu.irq_seq.load(Acquire);
+            // The time after the activation is seen to have fired: woken to
+            // stop, the thread may run before a late interrupt of the timer
+            // it had armed, and a time read before would put its thread
+            // stage before its irq stage.
+            let now = ktime_ns();
+            handled = seq;
             let mut rec = cpu.fired_record(handled);
             rec.lat_ns[Stage::Thread] = now - cpu.expected.load(Relaxed);
             if cpu.user_stage {
