@@ -90,14 +90,16 @@ app()
 }
 
 # attached NAME REASON WENT_ON: rtlat and the application exited 0 ($arc,
-# $apprc), and report $tmp/NAME.json is that session's (its CPU, period, user
-# and response stages), ended by REASON, saying that the session went on
-# after the tool left if WENT_ON is 1 (and not saying so otherwise).
+# $apprc), and report $tmp/NAME.json is that session's (its CPU, period,
+# deadline, user and response stages), ended by REASON, saying that the
+# session went on after the tool left if WENT_ON is 1 (and not saying so
+# otherwise).
 attached()
 {
 	if [ $arc = 0 ] && [ $apprc = 0 ] && rtlat check-json "$tmp/$1.json" >"$tmp/chk" 2>&1 &&
 		grep -q "\"reason\": \"$2\"" "$tmp/$1.json" &&
 		grep -q "\"period_us\": $PERIOD_US.0" "$tmp/$1.json" &&
+		grep -q "\"deadline_us\": $DEADLINE_US.0" "$tmp/$1.json" &&
 		grep -q '"cpu": 1,' "$tmp/$1.json" && ! grep -q '"cpu": 0,' "$tmp/$1.json" &&
 		has_stage user "$tmp/$1.json" && has_stage response "$tmp/$1.json" &&
 		[ "$(grep -c '"went_on": true' "$tmp/$1.json")" = "$3" ]; then
@@ -110,9 +112,10 @@ attached()
 }
 
 # --attach for 1 s to the C sample's 5 s session: that session's report,
-# the application going on unharmed.
+# the application going on unharmed; a gate on its response time taken
+# (the session's stages, not the tool's options, say what is measured).
 app 125
-rtlat run --attach -d 1s -q --json "$tmp/attach.json" >"$tmp/attach.out" 2>&1
+rtlat run --attach -d 1s -q --fail-if 'response.max>60s' --json "$tmp/attach.json" >"$tmp/attach.out" 2>&1
 arc=$?
 wait $app
 apprc=$?

@@ -471,7 +471,7 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
     let st = out.status();
     seq_print!(
         m,
-        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {} deadline_misses {} stages {} deadline_ns {}\n",
+        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {} deadline_misses {} stages {} deadline_ns {} priority {} threshold_ns {},{},{},{}\n",
         name,
         st.state,
         st.stop_reason,
@@ -482,7 +482,12 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
         st.missed,
         st.deadline_misses,
         out.config.stages,
-        out.config.deadline_ns
+        out.config.deadline_ns,
+        out.config.priority,
+        out.config.threshold_ns[Stage::Irq],
+        out.config.threshold_ns[Stage::Thread],
+        out.config.threshold_ns[Stage::User],
+        out.config.threshold_ns[Stage::Response]
     );
     for chan in out.chans.iter() {
         for (stage, s) in Stage::ALL.into_iter().zip(chan.stats.iter()) {

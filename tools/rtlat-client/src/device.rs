@@ -256,27 +256,19 @@ impl Device {
             .collect()
     }
 
-    /// The period (ns) and `stages` bits of the device's session, as this
-    /// file's fdinfo says (`period_ns N` … `stages S`): what a file that
-    /// did not configure it learns of it.
-    pub fn session_settings(&self) -> Result<(u64, u32), String> {
+    /// The settings of the device's session, as this file's fdinfo says
+    /// (`period_ns N` … `stages S` … `deadline_ns D priority P threshold_ns
+    /// I,T,U,R`): what a file that did not configure it learns of it. The
+    /// period and stages are required; what a module older than the tool
+    /// does not say stays 0.
+    pub fn session_settings(&self) -> Result<Config, String> {
         let path = format!("/proc/self/fdinfo/{}", self.fd());
         let text = fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
         let line = text
             .lines()
             .find(|l| l.contains(" period_ns "))
             .ok_or_else(|| format!("{path}: no session"))?;
-        let field = |name: &str| {
-            let mut words = line.split_whitespace();
-            words.find(|&w| w == name)?;
-            words.next()?.parse::<u64>().ok()
-        };
-        match (field("period_ns"), field("stages")) {
-            (Some(p), Some(s)) => Ok((p, s as u32)),
-            _ => Err(format!(
-                "{path}: no period_ns and stages in '{line}' (a module older than the tool)"
-            )),
-        }
+        settings_of(line).map_err(|e| format!("{path}: {e}"))
     }
 
     /// Attaches this file to the current session as its streaming reader
@@ -337,5 +329,66 @@ impl Device {
         Ok(Self {
             file: self.file.try_clone()?,
         })
+    }
+}
+
+/// The settings on a session's fdinfo line ([`Device::session_settings`]).
+fn settings_of(line: &str) -> Result<Config, String> {
+    let value = |name: &str| {
+        let mut words = line.split_whitespace();
+        words.find(|&w| w == name)?;
+        words.next()
+    };
+    let field = |name: &str| value(name)?.parse::<u64>().ok();
+    let (Some(period_ns), Some(stages)) = (field("period_ns"), field("stages")) else {
+        return Err(format!(
+            "no period_ns and stages in '{line}' (a module older than the tool)"
+        ));
+    };
+    let mut c = Config {
+        period_ns,
+        stages: stages as u32,
+        priority: field("priority").unwrap_or(0) as u32,
+        deadline_ns: field("deadline_ns").unwrap_or(0),
+        ..Default::default()
+    };
+    if let Some(list) = value("threshold_ns") {
+        let v: Vec<u64> = list
+            .split(',')
+            .map(|v| v.parse().map_err(|_| format!("threshold_ns '{list}'")))
+            .collect::<Result<_, _>>()?;
+        if v.len() != c.threshold_ns.len() {
+            return Err(format!("threshold_ns '{list}': not one a stage"));
+        }
+        c.threshold_ns.copy_from_slice(&v);
+    }
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fdinfo_line_gives_the_settings() {
+        let line =
+            "rtlat: state 2 stop_reason 0 period_ns 40000000 produced 5 delivered 5 dropped 0 \
+                    missed 0 deadline_misses 1 stages 7 deadline_ns 5000000 priority 90 \
+                    threshold_ns 0,50000,0,0";
+        let c = settings_of(line).unwrap();
+        assert_eq!(
+            (c.period_ns, c.stages, c.deadline_ns, c.priority),
+            (40_000_000, 7, 5_000_000, 90)
+        );
+        assert_eq!(c.threshold_ns, [0, 50_000, 0, 0]);
+        // A module older than the priority and thresholds: those stay 0.
+        let old =
+            "rtlat: state 2 stop_reason 0 period_ns 1000000 produced 1 delivered 1 dropped 0 \
+                   missed 0 deadline_misses 0 stages 3 deadline_ns 0";
+        let c = settings_of(old).unwrap();
+        assert_eq!((c.period_ns, c.stages, c.priority), (1_000_000, 3, 0));
+        assert!(settings_of("rtlat: state 2 produced 1").is_err());
+        assert!(settings_of(&format!("{line},7")).is_err());
+        assert!(settings_of(&line.replace("0,50000", "x,50000")).is_err());
     }
 }

@@ -139,6 +139,7 @@ pub fn collect<'a>(
         delivered: status.delivered,
         dropped: status.dropped,
         missed: status.missed,
+        deadline_misses: status.deadline_misses,
     };
     let gates = plan.gates.evaluate(&stats, &per_cpu, &totals);
     let report = Report {

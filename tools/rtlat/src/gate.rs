@@ -216,26 +216,29 @@ impl Gates {
         }
     }
 
+    /// The first gate whose stage is not measured (`stages`; the response
+    /// with `user`).
+    pub fn unmeasured(&self, stages: &[Stage], user: bool) -> Option<&Gate> {
+        self.fail_if.iter().find(|g| match g.stage {
+            Stage::Response => !user,
+            s => !stages.contains(&s),
+        })
+    }
+
     /// Checks that every gate's stage is measured (`stages`, `user`).
     pub fn check(&self, stages: &[Stage], user: bool) -> Result<(), String> {
-        for g in &self.fail_if {
-            let ok = match g.stage {
-                Stage::Response => user,
-                s => stages.contains(&s),
-            };
-            if !ok {
-                return Err(format!(
-                    "--fail-if '{g}': the {} stage is not measured{}",
-                    g.stage.name(),
-                    if matches!(g.stage, Stage::User | Stage::Response) {
-                        " (--user)"
-                    } else {
-                        ""
-                    }
-                ));
-            }
+        match self.unmeasured(stages, user) {
+            None => Ok(()),
+            Some(g) => Err(format!(
+                "--fail-if '{g}': the {} stage is not measured{}",
+                g.stage.name(),
+                if matches!(g.stage, Stage::User | Stage::Response) {
+                    " (--user)"
+                } else {
+                    ""
+                }
+            )),
         }
-        Ok(())
     }
 
     /// True if there is any gate.

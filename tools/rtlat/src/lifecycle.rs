@@ -68,8 +68,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
             ));
         }
         dev.attach(&plan.device)?;
-        let (period_ns, stages) = dev.session_settings()?;
-        plan.attach_to(period_ns, stages);
+        plan.attach_to(&dev.session_settings()?)?;
     } else {
         dev.configure(&plan.device, &plan.phases.first().config, &plan.cpus)?;
     }

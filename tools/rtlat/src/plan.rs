@@ -118,8 +118,10 @@ pub struct Plan {
     pub period_us: u64,
     /// SCHED_FIFO priority of the measuring threads.
     pub priority: u32,
-    /// The thresholds, as given.
+    /// The thresholds, as given (or the attached session's).
     pub thresholds: Vec<Threshold>,
+    /// The user stage's deadline in ns (the attached session's; 0: none).
+    pub deadline_ns: u64,
     /// Call `tracing_off()` when a threshold is exceeded.
     pub tracing_off: bool,
     /// Hold /dev/cpu_dma_latency at this many µs during the run.
@@ -211,7 +213,11 @@ impl Plan {
             None => None,
         };
         let gates = Gates::from_args(&c.ci);
-        gates.check(&stages, user).map_err(Usage)?;
+        // (An attached run's gates are checked against the session's
+        // stages once it is known: Plan::attach_to.)
+        if !c.attach {
+            gates.check(&stages, user).map_err(Usage)?;
+        }
 
         let mut config = Config {
             period_ns: c.period * 1000,
@@ -239,6 +245,7 @@ impl Plan {
             period_us: c.period,
             priority: c.priority,
             thresholds: c.thresholds.clone(),
+            deadline_ns: 0,
             tracing_off: c.tracing_off,
             dma_latency: c.dma_latency,
             quiet: c.quiet,
@@ -254,23 +261,48 @@ impl Plan {
         })
     }
 
-    /// `--attach`: what the running session another process owns measures
-    /// (its period and `stages` bits, as the device reports them), measured
-    /// as it is; the tool starts no user thread of its own.
-    pub fn attach_to(&mut self, period_ns: u64, stages: u32) {
+    /// `--attach`: the running session another process owns, measured as
+    /// it is (`session`: its settings as the device reports them); the
+    /// tool starts no user thread of its own. The report gives the
+    /// session's period, stages, priority, thresholds and deadline. A
+    /// `--fail-if` on a stage the session does not measure is refused.
+    pub fn attach_to(&mut self, session: &Config) -> Result<(), String> {
         self.stages = Stage::ALL
             .into_iter()
-            .filter(|&s| s != Stage::Response && stages & s.bit() != 0)
+            .filter(|&s| s != Stage::Response && session.stages & s.bit() != 0)
             .collect();
         self.main_stage = *self.stages.last().unwrap_or(&Stage::Irq);
-        self.period_us = period_ns / 1000;
+        self.period_us = session.period_ns / 1000;
         self.user = false;
+        // (A module older than the tool does not say: the tool's default.)
+        if session.priority != 0 {
+            self.priority = session.priority;
+        }
+        self.thresholds = Stage::ALL
+            .into_iter()
+            .filter(|&s| session.threshold_ns[s] != 0)
+            .map(|stage| Threshold {
+                stage,
+                ns: session.threshold_ns[stage],
+            })
+            .collect();
+        self.deadline_ns = session.deadline_ns;
         let config = Config {
-            period_ns,
-            stages,
+            period_ns: session.period_ns,
+            stages: session.stages,
             ..Default::default()
         };
         self.phases = Phases::new(&config, Duration::ZERO, self.phases.measured.duration);
+        match self
+            .gates
+            .unmeasured(&self.stages, self.stages.contains(&Stage::User))
+        {
+            None => Ok(()),
+            Some(g) => Err(format!(
+                "--fail-if '{g}': the session attached to does not measure the {} stage",
+                g.stage.name()
+            )),
+        }
     }
 
     /// The stages whose statistics are collected at the end: those measured,
@@ -304,6 +336,7 @@ impl Plan {
                 .and_then(|w| w.duration)
                 .map_or(0.0, |d| d.as_secs_f64()),
             user_threads: self.user,
+            deadline_us: (self.deadline_ns != 0).then_some(self.deadline_ns as f64 / 1000.0),
             dma_latency_us: self.dma_latency,
             tracing_off: self.tracing_off,
         }
@@ -395,7 +428,15 @@ mod tests {
         let mut p = plan("--attach -d 5s").unwrap();
         assert!(p.attach);
         let bits = Stage::Irq.bit() | Stage::Thread.bit() | Stage::User.bit();
-        p.attach_to(20_000_000, bits);
+        let mut session = Config {
+            period_ns: 20_000_000,
+            stages: bits,
+            priority: 80,
+            deadline_ns: 5_000_000,
+            ..Default::default()
+        };
+        session.threshold_ns[Stage::User] = 2_000_000;
+        p.attach_to(&session).unwrap();
         assert_eq!(p.stages, [Stage::Irq, Stage::Thread, Stage::User]);
         assert_eq!(p.main_stage, Stage::User);
         assert_eq!(p.reported_stages().last(), Some(&Stage::Response));
@@ -404,12 +445,42 @@ mod tests {
         assert!(!p.user);
         assert_eq!(p.phases.measured.duration, Some(Duration::from_secs(5)));
         assert!(p.phases.warm_up.is_none());
-        p.attach_to(1_000_000, Stage::Irq.bit());
+        // The report says what the session was set to.
+        let s = p.settings(&[1]);
+        assert_eq!((s.priority, s.deadline_us), (80, Some(5000.0)));
+        assert_eq!(s.thresholds_us.get("user"), Some(&2000.0));
+        assert_eq!(s.thresholds_us.len(), 1);
+        p.attach_to(&Config {
+            period_ns: 1_000_000,
+            stages: Stage::Irq.bit(),
+            ..Default::default()
+        })
+        .unwrap();
         assert_eq!(
             (p.stages.as_slice(), p.main_stage),
             ([Stage::Irq].as_slice(), Stage::Irq)
         );
         assert_eq!(p.reported_stages(), [Stage::Irq]);
+        assert_eq!(p.settings(&[1]).deadline_us, None);
+        // A gate on a stage of the session's is taken; on one it does not
+        // measure, refused once the session is known.
+        let user = Config {
+            period_ns: 1_000_000,
+            stages: bits,
+            ..Default::default()
+        };
+        let mut p = plan("--attach --fail-if response.p99>1ms").unwrap();
+        p.attach_to(&user).unwrap();
+        let mut p = plan("--attach --fail-if user.max>1ms").unwrap();
+        let irq_only = Config {
+            stages: Stage::Irq.bit(),
+            ..user
+        };
+        let e = p.attach_to(&irq_only).unwrap_err();
+        assert!(
+            e.contains("'user.max>1ms'") && e.contains("does not measure the user stage"),
+            "{e}"
+        );
     }
 
     #[test]

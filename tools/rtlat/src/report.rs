@@ -124,6 +124,10 @@ pub struct Settings {
     pub duration_s: Option<f64>,
     pub warm_up_s: f64,
     pub user_threads: bool,
+    /// The user stage's deadline (`run --attach` to a session that has
+    /// one, the client library's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_us: Option<f64>,
     pub dma_latency_us: Option<i32>,
     pub tracing_off: bool,
 }
@@ -160,6 +164,13 @@ pub struct Totals {
     pub delivered: u64,
     pub dropped: u64,
     pub missed: u64,
+    /// Records flagged as deadline misses (a session with a deadline).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deadline_misses: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// One CPU.
@@ -430,6 +441,7 @@ pub(crate) mod tests {
                 duration_s: Some(1.0),
                 warm_up_s: 0.0,
                 user_threads: false,
+                deadline_us: None,
                 dma_latency_us: None,
                 tracing_off: false,
             },
@@ -448,6 +460,7 @@ pub(crate) mod tests {
                 delivered: 901,
                 dropped: 0,
                 missed: 3,
+                deadline_misses: 0,
             },
             cpus: vec![CpuReport {
                 cpu: 0,
