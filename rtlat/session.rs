@@ -96,7 +96,10 @@ use crate::rtrs::{
         Producer,
         Sleepable, //
     },
-    cpu::cpu_online,
+    cpu::{
+        cpu_active,
+        cpu_online, //
+    },
     cpuhp::HotplugReadGuard,
     direct_wait::{
         DirectWait,
@@ -880,9 +883,10 @@ impl Session {
             let now = ktime_ns();
             let pin = MigrateGuard::new();
             if pin.cpu() != cpu.cpu || current_pinned_cpu() != Some(cpu.cpu) {
-                // (Moved off a CPU going offline: that CPU's end, as for a
-                // waiter still blocked there.)
-                return Err(if cpu.stopping.load(Relaxed) {
+                // (Moved off a CPU going offline, whose teardown may not
+                // have reached this session's callback yet: that CPU's
+                // end, as for a waiter still blocked there.)
+                return Err(if cpu.stopping.load(Relaxed) || !cpu_active(cpu.cpu) {
                     measure::eshutdown()
                 } else {
                     EINVAL

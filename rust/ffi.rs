@@ -51,6 +51,7 @@ extern "C" {
     pub(crate) fn rtrs_irqs_disabled() -> bool;
     pub(crate) fn rtrs_smp_processor_id() -> c_uint;
     pub(crate) fn rtrs_cpu_online(cpu: c_uint) -> bool;
+    pub(crate) fn rtrs_cpu_active(cpu: c_uint) -> bool;
     pub(crate) fn rtrs_cpu_possible(cpu: c_uint) -> bool;
     pub(crate) fn rtrs_alloc_percpu(size: usize, align: usize) -> *mut c_void;
     pub(crate) fn rtrs_per_cpu_ptr(ptr: *mut c_void, cpu: c_uint) -> *mut c_void;

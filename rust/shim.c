@@ -129,6 +129,12 @@ bool rtrs_cpu_online(unsigned int cpu)
 	return cpu < nr_cpu_ids && cpu_online(cpu);
 }
 
+/* cpu_active(): online and schedulable (false from the start of its teardown). */
+bool rtrs_cpu_active(unsigned int cpu)
+{
+	return cpu < nr_cpu_ids && cpu_active(cpu);
+}
+
 /* per_cpu_ptr() on a pointer from __alloc_percpu(). */
 void *rtrs_per_cpu_ptr(void __percpu *ptr, unsigned int cpu)
 {

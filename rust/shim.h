@@ -37,6 +37,7 @@ bool rtrs_preemptible(void);
 bool rtrs_irqs_disabled(void);
 unsigned int rtrs_smp_processor_id(void);
 bool rtrs_cpu_online(unsigned int cpu);
+bool rtrs_cpu_active(unsigned int cpu);
 void *rtrs_per_cpu_ptr(void __percpu *ptr, unsigned int cpu);
 void *rtrs_this_cpu_ptr(void __percpu *ptr);
 struct task_struct *rtrs_kthread_create_on_cpu(int (*fn)(void *), void *data,

@@ -115,7 +115,7 @@ attached()
 # the application going on unharmed; a gate on its response time taken
 # (the session's stages, not the tool's options, say what is measured).
 app 125
-rtlat run --attach -d 1s -q --fail-if 'response.max>60s' --json "$tmp/attach.json" >"$tmp/attach.out" 2>&1
+rtlat run --attach -d 1s -q --fail-if 'response.max>60000ms' --json "$tmp/attach.json" >"$tmp/attach.out" 2>&1
 arc=$?
 wait $app
 apprc=$?

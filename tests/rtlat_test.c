@@ -1033,10 +1033,13 @@ TEST_F(dev, attach_keeps_the_session)
 	 * one to its end. */
 	ASSERT_EQ(0, status(other, &s0));
 	EXPECT_EQ(RTLAT_STATE_CONFIGURED, s0.state);
-	/* It reads it too: the file attached to the old one does not hold
-	 * the new one's reading. */
+	/* One file keeps a session at a time: a third cannot attach to the
+	 * new one while the reader keeps the old. */
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_ATTACH));
+	ASSERT_EQ(EBUSY, errno);
+	/* The new owner reads its session too: the file attached to the old
+	 * one does not hold the new one's reading. */
 	ASSERT_EQ(0, ioctl(other, RTLAT_IOC_START));
-	sleep_ms(100);
 	n = read(other, r, sizeof(r));
 	EXPECT_LT(0, n) TH_LOG("the new owner's read(): %s", n < 0 ? strerror(errno) : "end");
 	ASSERT_EQ(0, ioctl(other, RTLAT_IOC_STOP));

@@ -152,14 +152,14 @@ impl<S> Sessions<S> {
     /// the current session, kept for it (see `kept`). Returns the session
     /// it kept before, if any, for the caller to drop outside the lock.
     pub(super) fn attach(&mut self, id: u64) -> Result<Option<Arc<S>>> {
+        // The owner reads its session as it is, the one it configures next
+        // included; without a session there is nothing to attach to.
+        if self.owner == id || self.session.is_none() {
+            return Err(EINVAL);
+        }
         // One reader of the current session, one file keeping a session.
         if self.reader != 0 && self.reader != id || self.attached != 0 && self.attached != id {
             return Err(EBUSY);
-        }
-        // The owner reads its session as it is, the one it configures next
-        // included.
-        if self.owner == id {
-            return Err(EINVAL);
         }
         let s = self.session.clone().ok_or(EINVAL)?;
         self.reader = id;

@@ -358,7 +358,7 @@ fn settings_of(line: &str) -> Result<Config, String> {
             .map(|v| v.parse().map_err(|_| format!("threshold_ns '{list}'")))
             .collect::<Result<_, _>>()?;
         if v.len() != c.threshold_ns.len() {
-            return Err(format!("threshold_ns '{list}': not one a stage"));
+            return Err(format!("threshold_ns '{list}': not one per stage"));
         }
         c.threshold_ns.copy_from_slice(&v);
     }
