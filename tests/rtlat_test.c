@@ -1230,7 +1230,7 @@ static void on_signal(int sig)
 }
 
 struct lone_wait {
-	int fd, cpu, rc, err, ready;
+	int fd, cpu, rc, err, ready, done;
 };
 
 static void *lone_user_wait(void *arg)
@@ -1243,11 +1243,13 @@ static void *lone_user_wait(void *arg)
 	CPU_SET(l->cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
 		l->rc = -2;
+		__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
 		return NULL;
 	}
 	__atomic_store_n(&l->ready, 1, __ATOMIC_RELEASE);
 	l->rc = ioctl(l->fd, RTLAT_IOC_USER_WAIT, &r);
 	l->err = errno;
+	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -1283,8 +1285,14 @@ TEST_F(dev, user_wait_interrupted)
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t));
-	sleep_ms(50);
-	pthread_kill(t, SIGUSR1);
+	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE) && !__atomic_load_n(&l.done, __ATOMIC_ACQUIRE))
+		sleep_ms(1);
+	/* Signalled until it leaves: a signal that comes before it blocks
+	 * (the 8-CPU guest's threads can start late) is only handled. */
+	for (int i = 0; i < 250 && !__atomic_load_n(&l.done, __ATOMIC_ACQUIRE); i++) {
+		pthread_kill(t, SIGUSR1);
+		sleep_ms(20);
+	}
 	pthread_join(t, NULL);
 	ASSERT_EQ(-1, l.rc);
 	ASSERT_EQ(EINTR, l.err);
@@ -1320,7 +1328,7 @@ TEST_F(dev, user_waiter_moved)
 
 	ASSERT_LE(2, cpus_online());
 	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t));
-	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE) && !__atomic_load_n(&l.done, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
 	/* Blocked in USER_WAIT by now, even in a slow guest; the first
 	 * activation is 1 s after the start. */
