@@ -124,20 +124,22 @@ impl<S> Sessions<S> {
         self.session.take()
     }
 
+    /// The session file `id` attached to, if it did.
+    fn kept_by(&self, id: u64) -> Option<&Arc<S>> {
+        self.kept.as_ref().filter(|_| self.attached == id)
+    }
+
     /// The session file `id` sees: the one it attached to, else the
     /// current one.
     pub(super) fn of_file(&self, id: u64) -> Option<Arc<S>> {
-        match &self.kept {
-            Some(k) if self.attached == id => Some(k.clone()),
-            _ => self.session.clone(),
-        }
+        self.kept_by(id).or(self.session.as_ref()).cloned()
     }
 
     /// `read()` of file `id`: the session it reads, or `EBUSY` if another
     /// file streams the current one. The session a file attached to has
     /// that file as its only reader.
     pub(super) fn reader_of(&mut self, id: u64) -> Result<Arc<S>> {
-        if let Some(k) = self.kept.as_ref().filter(|_| self.attached == id) {
+        if let Some(k) = self.kept_by(id) {
             return Ok(k.clone());
         }
         if self.reader != 0 && self.reader != id {
@@ -154,17 +156,16 @@ impl<S> Sessions<S> {
     pub(super) fn attach(&mut self, id: u64) -> Result<Option<Arc<S>>> {
         // The owner reads its session as it is, the one it configures next
         // included; without a session there is nothing to attach to.
-        if self.owner == id || self.session.is_none() {
+        let Some(s) = self.session.as_ref().filter(|_| self.owner != id) else {
             return Err(EINVAL);
-        }
+        };
         // One reader of the current session, one file keeping a session.
         if self.reader != 0 && self.reader != id || self.attached != 0 && self.attached != id {
             return Err(EBUSY);
         }
-        let s = self.session.clone().ok_or(EINVAL)?;
         self.reader = id;
         self.attached = id;
-        Ok(self.kept.replace(s))
+        Ok(self.kept.replace(s.clone()))
     }
 
     /// File `id`'s new session goes in, owned by it. A file that attached
