@@ -77,7 +77,7 @@ impl Drained {
     /// is refused.
     pub fn parse(s: &str) -> Result<Self, String> {
         let v = super::kv::parse(s, &Self::KEYS, "bench-drain")?;
-        let bad = || format!("not a bench-drain line: '{}'", s.trim());
+        let bad = || super::kv::refused(s, "bench-drain");
         let [records, capacity, bytes, read_size, fill_ns, drain_ns, zero_ns] = v;
         let d = Self {
             records,

@@ -13,11 +13,17 @@ pub fn line<const N: usize>(keys: &[&str; N], values: [u64; N]) -> String {
         .join(" ")
 }
 
+/// Why `s` is refused as a line of `what` (the start of the message; a
+/// reason may follow).
+pub fn refused(s: &str, what: &str) -> String {
+    format!("not a {what} line: '{}'", s.trim())
+}
+
 /// The values of a [`line`] of `keys`; anything else (an error message) is
 /// refused, saying it is not a line of `what`.
 pub fn parse<const N: usize>(s: &str, keys: &[&str; N], what: &str) -> Result<[u64; N], String> {
     let f: Vec<&str> = s.split_whitespace().collect();
-    let bad = || format!("not a {what} line: '{}'", s.trim());
+    let bad = || refused(s, what);
     if f.len() != 2 * N {
         return Err(bad());
     }

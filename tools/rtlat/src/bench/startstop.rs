@@ -61,7 +61,7 @@ impl StartStop {
     /// message) is refused.
     pub fn parse(s: &str) -> Result<Self, String> {
         let v = super::kv::parse(s, &Self::KEYS, "bench-startstop")?;
-        let bad = || format!("not a bench-startstop line: '{}'", s.trim());
+        let bad = || super::kv::refused(s, "bench-startstop");
         let [cpus, rounds, config_ns, start_ns, stop_ns] = v;
         if cpus == 0 || rounds == 0 || start_ns == 0 || stop_ns == 0 {
             return Err(format!("{}: no CPU, no round or a time of zero", bad()));
