@@ -92,6 +92,15 @@ arch_of() {
 # Our name of the machine's own architecture (status 1 if the table lacks it).
 host_arch() { arch_info "$(dpkg --print-architecture 2>/dev/null || uname -m)" arch; }
 
+# Whether the kernel runs the programs of the architecture whose GNU triplet
+# is $1 with qemu-user-static, as scripts/setup registers it: enabled, and
+# with the interpreter opened at registration (flag F, so that it works
+# inside a chroot of that architecture).
+binfmt_ready() {
+	local f=/proc/sys/fs/binfmt_misc/qemu-${1%%-*}
+	[ "$(sed -n 1p "$f" 2>/dev/null)" = enabled ] && grep -q '^flags: .*F' "$f"
+}
+
 # Directory of the unpacked kernel source tree for version $1 (e.g. 7.3).
 tree_dir() { echo "$RTRS_CACHE/src/linux-source-$1"; }
 
