@@ -9,6 +9,7 @@
 
 #![no_std]
 
+pub mod blame;
 pub mod hist;
 pub mod ring;
 pub mod uapi;

@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Blame: what ran on one CPU, kept as a timeline of exclusive segments, and
+//! how much of any recent interval each source took.
+//!
+//! A CPU's [`Tracker`] is fed that CPU's scheduler and interrupt events in
+//! the order they happened ([`Event`]: a task switched in; a hard IRQ
+//! handler, softirq or hrtimer callback entered or left). It keeps the last
+//! `N` transitions in a ring, each "from time `at` on, the CPU ran
+//! `source`", and a small stack of what is nested: leaving a handler resumes
+//! what it interrupted. [`Tracker::explain`] splits an interval `[from,
+//! to)` into the sources that ran in it, each with its *exclusive* time (a
+//! hard IRQ's time is not also its task's), so the parts add up to the
+//! interval exactly; the time before the oldest transition the ring still
+//! holds is [`Kind::Unknown`].
+//!
+//! A late timer activation is explained by two intervals: from its expected
+//! expiry to its interrupt (what kept the interrupt out: a task with
+//! interrupts off, another handler), and from its interrupt to the moment its
+//! thread was switched in (what ran first: the task that kept preemption
+//! off, a higher-priority task, handlers).
+//!
+//! No allocation, a bounded amount of work per call: fit for hard-IRQ
+//! context, provided the caller serialises the calls of one tracker (the
+//! kernel: interrupts off on that CPU).
+//!
+//! What it cannot see, by construction: an NMI, and on PREEMPT_RT a softirq
+//! preempted by a task switch (its remaining time, once its task resumes, is
+//! the task's: a switch replaces the whole nesting stack).
+
+use core::cmp::Ordering;
+
+/// Bytes of a source's name: a task's `comm`, a handler's name (cut).
+pub const NAME_LEN: usize = 16;
+
+/// Nesting depth kept: task, softirq, hard IRQ, hrtimer callback, and two
+/// more for nested interrupts. Deeper entries replace the innermost.
+pub const DEPTH: usize = 6;
+
+/// What kind of source ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Kind {
+    /// Not known: before the oldest transition kept, or before the first
+    /// event.
+    Unknown = 0,
+    /// A task (`id`: pid; 0 is the idle task).
+    Task = 1,
+    /// A hard IRQ handler (`id`: the IRQ number).
+    HardIrq = 2,
+    /// A softirq (`id`: the vector, `HI` = 0 … `RCU` = 9).
+    Softirq = 3,
+    /// An hrtimer callback (`id`: the callback's address).
+    Timer = 4,
+}
+
+impl Kind {
+    /// The kind an ABI value names, if any.
+    pub const fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Self::Unknown),
+            1 => Some(Self::Task),
+            2 => Some(Self::HardIrq),
+            3 => Some(Self::Softirq),
+            4 => Some(Self::Timer),
+            _ => None,
+        }
+    }
+
+    /// The kind's name, as reports print it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Unknown => "unknown",
+            Self::Task => "task",
+            Self::HardIrq => "irq",
+            Self::Softirq => "softirq",
+            Self::Timer => "timer",
+        }
+    }
+}
+
+/// Names of the softirq vectors, by number (`include/linux/interrupt.h`).
+pub const SOFTIRQ_NAMES: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+/// One source of CPU time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// What it is.
+    pub kind: Kind,
+    /// A task's scheduling policy (`SCHED_OTHER` 0, `SCHED_FIFO` 1, ...);
+    /// 0 for the others.
+    pub policy: u16,
+    /// A task's priority: its RT priority (1..99) under `SCHED_FIFO` or
+    /// `SCHED_RR`, else its nice value; 0 for the others.
+    pub prio: i16,
+    /// Its identity within its kind (see [`Kind`]).
+    pub id: u64,
+    /// Its name, NUL-padded.
+    pub name: [u8; NAME_LEN],
+}
+
+impl Source {
+    /// Nothing known.
+    pub const UNKNOWN: Self = Self {
+        kind: Kind::Unknown,
+        policy: 0,
+        prio: 0,
+        id: 0,
+        name: [0; NAME_LEN],
+    };
+
+    /// A source of `kind` and `id`, named by `name` (cut to [`NAME_LEN`]).
+    pub fn new(kind: Kind, id: u64, name: &[u8]) -> Self {
+        let mut s = Self {
+            kind,
+            id,
+            ..Self::UNKNOWN
+        };
+        let n = name.len().min(NAME_LEN);
+        s.name[..n].copy_from_slice(&name[..n]);
+        s
+    }
+
+    /// A task.
+    pub fn task(pid: u64, comm: &[u8], policy: u16, prio: i16) -> Self {
+        Self {
+            policy,
+            prio,
+            ..Self::new(Kind::Task, pid, comm)
+        }
+    }
+
+    /// The same source as `other`: kind and identity (a task renamed is
+    /// still itself).
+    pub fn same(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.id == other.id
+    }
+
+    /// The name, up to its first NUL.
+    pub fn name_bytes(&self) -> &[u8] {
+        let n = self.name.iter().position(|&b| b == 0).unwrap_or(NAME_LEN);
+        &self.name[..n]
+    }
+}
+
+/// Something that happened on the CPU, at a time given beside it.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A task was switched in (`sched_switch`'s next).
+    Switch(Source),
+    /// A handler began (hard IRQ, softirq, hrtimer callback): it runs until
+    /// its [`Event::Exit`], nested in what ran.
+    Enter(Source),
+    /// The handler of this kind and id ended: what it interrupted resumes.
+    /// One whose entry was not seen (it began before tracking did) is
+    /// ignored.
+    Exit(Kind, u64),
+}
+
+/// A transition of the timeline: from `at` on, the CPU ran `source`.
+#[derive(Clone, Copy, Debug)]
+struct Transition {
+    at: i64,
+    source: Source,
+    /// The source resumed (after a nested handler ended), rather than began.
+    resumed: bool,
+}
+
+/// One CPU's timeline of the last `N` transitions, and its nesting.
+///
+/// # Invariants
+///
+/// `log[(total - k) % N]` for `1 <= k <= min(total, N)` are the transitions
+/// kept, newest first, their times non-decreasing towards the newest;
+/// `stack[..depth]` is the nesting, innermost last, and its innermost entry
+/// is the newest transition's source when `depth > 0`.
+pub struct Tracker<const N: usize> {
+    log: [Transition; N],
+    /// Transitions ever recorded.
+    total: u64,
+    stack: [Source; DEPTH],
+    depth: usize,
+}
+
+impl<const N: usize> Default for Tracker<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> Tracker<N> {
+    /// An empty timeline: everything [`Kind::Unknown`] until the first event.
+    pub const fn new() -> Self {
+        const {
+            assert!(N >= 2, "a timeline needs at least two transitions");
+        }
+        Self {
+            log: [Transition {
+                at: 0,
+                source: Source::UNKNOWN,
+                resumed: false,
+            }; N],
+            total: 0,
+            stack: [Source::UNKNOWN; DEPTH],
+            depth: 0,
+        }
+    }
+
+    /// Transitions recorded since the tracker was made (kept or not).
+    pub fn transitions(&self) -> u64 {
+        self.total
+    }
+
+    /// What the CPU runs now, as far as the events tell.
+    pub fn current(&self) -> Source {
+        match self.depth {
+            0 => Source::UNKNOWN,
+            d => self.stack[d - 1],
+        }
+    }
+
+    /// The `k`-th newest transition kept (`k = 1`: the newest).
+    fn newest(&self, k: usize) -> Option<&Transition> {
+        (k >= 1 && k as u64 <= self.total && k <= N)
+            .then(|| &self.log[((self.total - k as u64) % N as u64) as usize])
+    }
+
+    fn record(&mut self, at: i64, source: Source, resumed: bool) {
+        let at = match self.newest(1) {
+            // A time that goes back (two clocks read across contexts)
+            // joins the newest transition's.
+            Some(last) => at.max(last.at),
+            None => at,
+        };
+        if let Some(last) = self.newest(1) {
+            if last.source.same(&source) && last.source.name == source.name {
+                return;
+            }
+        }
+        let i = (self.total % N as u64) as usize;
+        self.log[i] = Transition {
+            at,
+            source,
+            resumed,
+        };
+        self.total += 1;
+    }
+
+    /// Records `event`, which happened at `at` (ns, on the clock the caller
+    /// explains with).
+    pub fn event(&mut self, at: i64, event: Event) {
+        match event {
+            Event::Switch(next) => {
+                self.stack[0] = next;
+                self.depth = 1;
+                self.record(at, next, false);
+            }
+            Event::Enter(s) => {
+                if self.depth == DEPTH {
+                    self.depth -= 1;
+                }
+                self.stack[self.depth] = s;
+                self.depth += 1;
+                self.record(at, s, false);
+            }
+            Event::Exit(kind, id) => {
+                let Some(i) = self.stack[..self.depth]
+                    .iter()
+                    .rposition(|s| s.kind == kind && s.id == id)
+                else {
+                    return;
+                };
+                self.depth = i;
+                let resumed = self.current();
+                self.record(at, resumed, true);
+            }
+        }
+    }
+
+    /// Splits `[from, to)` into the sources that ran, by exclusive time,
+    /// into `shares` (largest first; where it has no room left, the rest is
+    /// the returned [`Explained::other_ns`]). The parts add up to `to -
+    /// from` (nothing if `to <= from`). The interval should end no later
+    /// than the newest event: the newest source is taken to run on until
+    /// `to`.
+    pub fn explain(&self, from: i64, to: i64, shares: &mut [Share]) -> Explained {
+        let mut ex = Explained {
+            n: 0,
+            other_ns: 0,
+            total_ns: (to - from).max(0) as u64,
+        };
+        if to <= from {
+            return ex;
+        }
+        let kept = (self.total.min(N as u64)) as usize;
+        // The oldest transition kept, then each newer one; each segment ends
+        // where the next begins, the newest at `to`.
+        let mut start = from;
+        if kept == 0 {
+            ex.add(shares, &Source::UNKNOWN, (to - from) as u64, Count::IfNew);
+            ex.sort(shares);
+            return ex;
+        }
+        let oldest = self.newest(kept).map_or(from, |t| t.at);
+        if oldest > from {
+            let end = oldest.min(to);
+            ex.add(shares, &Source::UNKNOWN, (end - from) as u64, Count::IfNew);
+            start = end;
+        }
+        for k in (1..=kept).rev() {
+            let Some(t) = self.newest(k) else { break };
+            let end = match k {
+                1 => to,
+                _ => self.newest(k - 1).map_or(to, |n| n.at),
+            };
+            let (a, b) = (t.at.max(start), end.min(to));
+            if b <= a {
+                continue;
+            }
+            // An occurrence begins where the segment does, in the interval;
+            // one already running when the interval began, or resumed after
+            // a nested handler, counts only as the source's first.
+            let count = if !t.resumed && t.at >= from {
+                Count::Always
+            } else {
+                Count::IfNew
+            };
+            ex.add(shares, &t.source, (b - a) as u64, count);
+        }
+        ex.sort(shares);
+        ex
+    }
+}
+
+/// How much of an interval one source took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Share {
+    /// The source.
+    pub source: Source,
+    /// Its exclusive time in the interval.
+    pub ns: u64,
+    /// The times it began (or was already running) in the interval.
+    pub count: u32,
+}
+
+impl Share {
+    /// An empty share.
+    pub const EMPTY: Self = Self {
+        source: Source::UNKNOWN,
+        ns: 0,
+        count: 0,
+    };
+}
+
+/// Whether a segment is an occurrence of its source.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Count {
+    /// It began one.
+    Always,
+    /// Only if the source was not seen before in the interval (it was
+    /// running when the interval began, or resumed).
+    IfNew,
+}
+
+/// What [`Tracker::explain`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Explained {
+    /// The shares filled, largest first.
+    pub n: usize,
+    /// Time of the sources that found no room among the shares.
+    pub other_ns: u64,
+    /// The interval's length: the shares and `other_ns` add up to it.
+    pub total_ns: u64,
+}
+
+impl Explained {
+    fn add(&mut self, shares: &mut [Share], s: &Source, ns: u64, count: Count) {
+        if let Some(sh) = shares[..self.n].iter_mut().find(|sh| sh.source.same(s)) {
+            sh.ns += ns;
+            sh.count += u32::from(count == Count::Always);
+            // A task renamed (exec) keeps its newest name.
+            sh.source = *s;
+            return;
+        }
+        if self.n < shares.len() {
+            shares[self.n] = Share {
+                source: *s,
+                ns,
+                count: 1,
+            };
+            self.n += 1;
+        } else {
+            self.other_ns += ns;
+        }
+    }
+
+    /// Largest first; ties by first seen (a stable insertion sort: `n` is
+    /// small).
+    fn sort(&self, shares: &mut [Share]) {
+        let s = &mut shares[..self.n];
+        for i in 1..s.len() {
+            let mut j = i;
+            while j > 0 && s[j - 1].ns.cmp(&s[j].ns) == Ordering::Less {
+                s.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+
+    fn task(pid: u64, comm: &str) -> Source {
+        Source::task(pid, comm.as_bytes(), 0, 0)
+    }
+
+    fn fifo(pid: u64, comm: &str, prio: i16) -> Source {
+        Source::task(pid, comm.as_bytes(), 1, prio)
+    }
+
+    fn irq(n: u64, name: &str) -> Source {
+        Source::new(Kind::HardIrq, n, name.as_bytes())
+    }
+
+    fn timer(f: u64) -> Source {
+        Source::new(Kind::Timer, f, b"")
+    }
+
+    fn softirq(v: u64) -> Source {
+        Source::new(Kind::Softirq, v, SOFTIRQ_NAMES[v as usize].as_bytes())
+    }
+
+    /// `explain`, checked for the add-up property, as (name or id, ns,
+    /// count), then other_ns.
+    fn explain<const N: usize>(
+        t: &Tracker<N>,
+        from: i64,
+        to: i64,
+    ) -> (std::vec::Vec<(std::string::String, u64, u32)>, u64) {
+        let mut sh = [Share::EMPTY; 8];
+        let ex = t.explain(from, to, &mut sh);
+        let sum: u64 = sh[..ex.n].iter().map(|s| s.ns).sum::<u64>() + ex.other_ns;
+        assert_eq!(sum, ex.total_ns, "parts add up");
+        assert_eq!(ex.total_ns, (to - from).max(0) as u64);
+        for w in sh[..ex.n].windows(2) {
+            assert!(w[0].ns >= w[1].ns, "largest first");
+        }
+        let v = sh[..ex.n]
+            .iter()
+            .map(|s| {
+                let name = std::string::String::from_utf8_lossy(s.source.name_bytes()).into_owned();
+                let label = if name.is_empty() {
+                    std::format!("{}:{}", s.source.kind.name(), s.source.id)
+                } else {
+                    name
+                };
+                (label, s.ns, s.count)
+            })
+            .collect();
+        (v, ex.other_ns)
+    }
+
+    fn l(s: &str, ns: u64, c: u32) -> (std::string::String, u64, u32) {
+        (s.into(), ns, c)
+    }
+
+    #[test]
+    fn preemption_off_blames_the_running_task() {
+        // The noise thread runs with preemption off from 0; the timer
+        // expected at 1000 interrupts at 1010 (its callback 1010..1012) and
+        // wakes the thread, switched in only at 21000.
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(task(42, "noise")));
+        t.event(1010, Event::Enter(timer(0xabc)));
+        t.event(1012, Event::Exit(Kind::Timer, 0xabc));
+        t.event(21000, Event::Switch(fifo(7, "rtlat/1", 95)));
+        // The IRQ latency: the noise task ran.
+        assert_eq!(explain(&t, 1000, 1010).0, [l("noise", 10, 1)]);
+        // The thread latency after the IRQ: the noise task, then the
+        // timer's own callback; the noise task counted once, its resume
+        // after the callback is no new occurrence.
+        assert_eq!(
+            explain(&t, 1010, 21000).0,
+            [l("noise", 19988, 1), l("timer:2748", 2, 1)]
+        );
+    }
+
+    #[test]
+    fn interrupts_off_blames_the_task_before_the_interrupt() {
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(task(43, "irqoff")));
+        // Expected at 1000, the interrupt at 20000 once interrupts are on.
+        t.event(20000, Event::Enter(irq(11, "arch_timer")));
+        t.event(20005, Event::Exit(Kind::HardIrq, 11));
+        t.event(20100, Event::Switch(fifo(7, "rtlat/1", 95)));
+        assert_eq!(explain(&t, 1000, 20000).0, [l("irqoff", 19000, 1)]);
+        assert_eq!(
+            explain(&t, 20000, 20100).0,
+            [l("irqoff", 95, 1), l("arch_timer", 5, 1)]
+        );
+    }
+
+    #[test]
+    fn nested_handlers_take_exclusive_time() {
+        let mut t = Tracker::<32>::new();
+        t.event(0, Event::Switch(task(1, "a")));
+        t.event(100, Event::Enter(softirq(1)));
+        t.event(150, Event::Enter(irq(5, "virtio0")));
+        t.event(160, Event::Enter(timer(9)));
+        t.event(170, Event::Exit(Kind::Timer, 9));
+        t.event(180, Event::Exit(Kind::HardIrq, 5));
+        t.event(300, Event::Exit(Kind::Softirq, 1));
+        t.event(400, Event::Switch(task(2, "b")));
+        let (v, other) = explain(&t, 0, 500);
+        assert_eq!(
+            v,
+            [
+                l("a", 200, 1),
+                l("TIMER", 170, 1),
+                l("b", 100, 1),
+                l("virtio0", 20, 1),
+                l("timer:9", 10, 1)
+            ]
+        );
+        assert_eq!(other, 0);
+        // Entered twice: two occurrences.
+        t.event(600, Event::Enter(irq(5, "virtio0")));
+        t.event(610, Event::Exit(Kind::HardIrq, 5));
+        let (v, _) = explain(&t, 140, 700);
+        assert!(v.contains(&l("virtio0", 30, 2)), "{v:?}");
+    }
+
+    #[test]
+    fn an_exit_unmatched_is_ignored_and_a_switch_resets_the_nesting() {
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(task(1, "a")));
+        t.event(10, Event::Exit(Kind::HardIrq, 3));
+        assert_eq!(t.current(), task(1, "a"));
+        // A softirq preempted by a switch (PREEMPT_RT): the nesting goes.
+        t.event(20, Event::Enter(softirq(3)));
+        t.event(30, Event::Switch(task(2, "b")));
+        assert_eq!(t.current(), task(2, "b"));
+        t.event(40, Event::Exit(Kind::Softirq, 3));
+        assert_eq!(t.current(), task(2, "b"));
+        assert_eq!(
+            explain(&t, 0, 50).0,
+            [l("a", 20, 1), l("b", 20, 1), l("NET_RX", 10, 1)]
+        );
+        // Exiting an outer handler drops the inner ones left open.
+        t.event(50, Event::Enter(irq(1, "x")));
+        t.event(55, Event::Enter(irq(2, "y")));
+        t.event(60, Event::Exit(Kind::HardIrq, 1));
+        assert_eq!(t.current(), task(2, "b"));
+    }
+
+    #[test]
+    fn too_deep_nesting_replaces_the_innermost() {
+        let mut t = Tracker::<64>::new();
+        t.event(0, Event::Switch(task(1, "a")));
+        for i in 0..10 {
+            t.event(10 + i, Event::Enter(irq(i as u64, "n")));
+        }
+        assert_eq!(t.current().id, 9);
+        t.event(30, Event::Exit(Kind::HardIrq, 9));
+        // The stack kept a, 0..3 and 9: 9 gone, 3 resumes.
+        assert_eq!(t.current().id, 3);
+    }
+
+    #[test]
+    fn time_older_than_the_ring_is_unknown() {
+        let mut t = Tracker::<4>::new();
+        for i in 0..10 {
+            t.event(i * 100, Event::Switch(task(i as u64, "t")));
+        }
+        // Kept: 600, 700, 800, 900.
+        let mut sh = [Share::EMPTY; 8];
+        let ex = t.explain(0, 1000, &mut sh);
+        assert_eq!(sh[0].source.kind, Kind::Unknown);
+        assert_eq!(sh[0].ns, 600);
+        assert_eq!(ex.total_ns, 1000);
+        assert_eq!(t.transitions(), 10);
+        // Before any event: all unknown.
+        let e = Tracker::<4>::new();
+        let ex = e.explain(5, 10, &mut sh);
+        assert_eq!((ex.n, sh[0].source.kind, sh[0].ns), (1, Kind::Unknown, 5));
+        // An empty or inverted interval: nothing.
+        assert_eq!(t.explain(10, 10, &mut sh).n, 0);
+        assert_eq!(t.explain(10, 5, &mut sh).total_ns, 0);
+    }
+
+    #[test]
+    fn shares_beyond_room_are_other() {
+        let mut t = Tracker::<64>::new();
+        for i in 0..20 {
+            t.event(i * 10, Event::Switch(task(i as u64, "t")));
+        }
+        let mut sh = [Share::EMPTY; 3];
+        let ex = t.explain(0, 200, &mut sh);
+        assert_eq!(ex.n, 3);
+        assert_eq!(ex.other_ns, 170);
+        assert_eq!(sh.iter().map(|s| s.ns).sum::<u64>() + ex.other_ns, 200);
+    }
+
+    #[test]
+    fn a_clock_going_back_joins_the_newest_transition() {
+        let mut t = Tracker::<8>::new();
+        t.event(100, Event::Switch(task(1, "a")));
+        t.event(90, Event::Switch(task(2, "b")));
+        assert_eq!(explain(&t, 100, 110).0, [l("b", 10, 1)]);
+        // The same source again is no transition.
+        t.event(120, Event::Switch(task(2, "b")));
+        assert_eq!(t.transitions(), 2);
+    }
+
+    /// Random event streams: the parts always add up, no share is empty of
+    /// both time and count, and a source's time never exceeds the interval.
+    #[test]
+    fn random_streams_add_up() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200 {
+            let mut t = Tracker::<32>::new();
+            let mut now = 0i64;
+            for _ in 0..100 {
+                now += (next() % 50) as i64;
+                let id = next() % 4;
+                let ev = match next() % 5 {
+                    0 => Event::Switch(task(id, "t")),
+                    1 => Event::Enter(irq(id, "i")),
+                    2 => Event::Exit(Kind::HardIrq, id),
+                    3 => Event::Enter(softirq(id)),
+                    _ => Event::Exit(Kind::Softirq, id),
+                };
+                t.event(now, ev);
+            }
+            for _ in 0..10 {
+                let a = (next() % (now as u64 + 1)) as i64;
+                let b = a + (next() % 500) as i64;
+                let (v, _) = explain(&t, a, b);
+                for (_, ns, c) in v {
+                    assert!(ns <= (b - a) as u64);
+                    assert!(ns > 0 || c > 0);
+                }
+            }
+        }
+    }
+}
