@@ -47,8 +47,8 @@ RTRS_ARCHES=$(awk 'NF { printf "%s%s", s, $1; s = " " }' <<<"$RTRS_ARCH_TABLE")
 # x86_64 guest of 8 CPUs, and a build check of the older tree on x86_64.
 # (Started in this order, two at a time: x86_64's, with the benchmark smoke
 # run, is the longest; the 8-CPU guest follows arm64's, riscv64's, lighter,
-# x86_64's, and Debian's two installed systems, amd64's and arm64's, end
-# the two queues together.)
+# x86_64's, then Debian's two installed systems, amd64's and arm64's, as
+# the queues free.)
 # (A machine with CPUs past the UAPI's inline 256, "7.3:arm64:cpus=2/260",
 # takes its debug kernel three minutes more to boot: run by hand.)
 RTRS_DEFAULT_MATRIX="${RTRS_TREES%% *}:x86_64 ${RTRS_TREES%% *}:arm64 ${RTRS_TREES%% *}:x86_64:cpus=8:rt_env,rtlat_test ${RTRS_TREES%% *}:riscv64 ${RTRS_TREES##* }:x86_64:build"
@@ -93,13 +93,20 @@ arch_of() {
 # Our name of the machine's own architecture (status 1 if the table lacks it).
 host_arch() { arch_info "$(dpkg --print-architecture 2>/dev/null || uname -m)" arch; }
 
+# The distribution kernels make check tests on their installed systems
+# (RTRS_DISTRO: releases, "" for none).
+distro_releases() { echo "${RTRS_DISTRO-7.3.4+deb13-rt-amd64 7.3.4+deb13-rt-arm64}"; }
+
 # Whether the kernel runs the programs of the architecture whose GNU triplet
-# is $1 with qemu-user-static, as scripts/setup registers it: enabled, and
-# with the interpreter opened at registration (flag F, so that it works
-# inside a chroot of that architecture).
+# is $1 with qemu-user-static, as scripts/setup registers it: binfmt_misc
+# and the entry enabled, and the interpreter opened at registration (flag
+# F, so that it works inside a chroot of that architecture). (An entry for
+# the same magic registered later under another name would take
+# precedence; debootstrap then fails, naming the program, in its log.)
 binfmt_ready() {
-	local f=/proc/sys/fs/binfmt_misc/qemu-${1%%-*}
-	[ "$(sed -n 1p "$f" 2>/dev/null)" = enabled ] && grep -q '^flags: .*F' "$f"
+	local b=/proc/sys/fs/binfmt_misc f=/proc/sys/fs/binfmt_misc/qemu-${1%%-*}
+	[ "$(cat "$b/status" 2>/dev/null)" = enabled ] &&
+		[ "$(sed -n 1p "$f" 2>/dev/null)" = enabled ] && grep -q '^flags: .*F' "$f"
 }
 
 # Directory of the unpacked kernel source tree for version $1 (e.g. 7.3).
