@@ -174,6 +174,15 @@ unsafe impl CpuPinned for HardIrq {
     }
 }
 
+// SAFETY: With local interrupts off the context can be neither preempted nor
+// migrated (type invariant of `IrqsOff`).
+unsafe impl CpuPinned for IrqsOff {
+    fn cpu(&self) -> u32 {
+        // SAFETY: Interrupts are off, so the CPU number stays valid.
+        unsafe { ffi::rtrs_smp_processor_id() }
+    }
+}
+
 /// Marker for the hrtimer modes whose callbacks run in hard-IRQ context, also
 /// on PREEMPT_RT. The other modes expire in the softirq thread on RT.
 pub(crate) trait HardMode {}

@@ -88,4 +88,39 @@ extern "C" {
     pub(crate) fn rtrs_current_tid() -> c_int;
     // `pdev` is a `struct pci_dev *` (whose bindgen type is not FFI-safe).
     pub(crate) fn rtrs_pci_domain_nr(pdev: *mut c_void) -> c_int;
+    pub(crate) fn rtrs_local_irq_save() -> c_ulong;
+    pub(crate) fn rtrs_local_irq_restore(flags: c_ulong);
+    pub(crate) fn rtrs_probes_register(p: *mut RawProbes) -> c_int;
+    pub(crate) fn rtrs_probes_unregister(p: *mut RawProbes);
+}
+
+/// `struct rtrs_tp_event` (`rust/shim.h`): what a tracepoint probe saw.
+#[repr(C)]
+pub(crate) struct RawEvent {
+    pub(crate) at: i64,
+    /// `enum rtrs_tp_type`.
+    pub(crate) kind_of_event: u32,
+    /// `enum rtrs_tp_kind`: `rtcore::blame::Kind`'s numbers.
+    pub(crate) kind: u32,
+    pub(crate) id: u64,
+    pub(crate) name: *const c_char,
+    pub(crate) policy: u16,
+    pub(crate) prio: i16,
+    pub(crate) cpu: u32,
+}
+
+/// `enum rtrs_tp_type`.
+pub(crate) const RTRS_TP_SWITCH: u32 = 0;
+pub(crate) const RTRS_TP_ENTER: u32 = 1;
+pub(crate) const RTRS_TP_EXIT: u32 = 2;
+
+/// `RTRS_TP_NR`: the tracepoints probed.
+pub(crate) const RTRS_TP_NR: usize = 7;
+
+/// `struct rtrs_probes` (`rust/shim.h`).
+#[repr(C)]
+pub(crate) struct RawProbes {
+    pub(crate) handler: unsafe extern "C" fn(*mut c_void, *const RawEvent),
+    pub(crate) data: *mut c_void,
+    pub(crate) tp: [*mut c_void; RTRS_TP_NR],
 }

@@ -26,7 +26,10 @@
 //! of them may nest (always in the same order).
 
 use core::{
-    cell::UnsafeCell,
+    cell::{
+        Cell,
+        UnsafeCell, //
+    },
     marker::PhantomData,
     ops::{
         Deref,
@@ -44,7 +47,10 @@ use kernel::{
 };
 
 use super::{
-    context::CpuPinned,
+    context::{
+        CpuPinned,
+        IrqsOff, //
+    },
     cpu::cpu_possible,
     ffi, //
 };
@@ -137,6 +143,75 @@ impl<T: Sync> Drop for PerCpu<T> {
         }
         // SAFETY: `ptr` came from `__alloc_percpu_gfp` and is freed once.
         unsafe { kernel::bindings::free_percpu(self.ptr.as_ptr()) };
+    }
+}
+
+/// One CPU's slot of a [`PerCpuIrq`].
+struct IrqSlot<T> {
+    /// A [`PerCpuIrq::with`] of this slot is running (a nested call is
+    /// refused).
+    busy: Cell<bool>,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: A slot is only reached by `PerCpuIrq::with` on its own CPU with
+// local interrupts off, where no other context of that CPU can run and no
+// other CPU reaches it, or through `&mut PerCpuIrq`; `busy` refuses the
+// nested call. `T: Send`: the slots are made and dropped on any CPU.
+unsafe impl<T: Send> Sync for IrqSlot<T> {}
+
+/// One `T` per possible CPU, reached mutably only by its own CPU with local
+/// interrupts off ([`PerCpuIrq::with`]): per-CPU state that hard-IRQ
+/// handlers and tracepoint probes update, and that the CPU's own task
+/// context reads with interrupts off for a moment
+/// ([`IrqsOffGuard`](super::preempt::IrqsOffGuard)). No lock, no atomic; no
+/// other CPU ever sees it (the owner does, through `&mut self`, once nothing
+/// else can).
+///
+/// # Invariants
+///
+/// Each slot's `data` is reached only as [`IrqSlot`]'s `Sync` says.
+pub(crate) struct PerCpuIrq<T: Send> {
+    slots: PerCpu<IrqSlot<T>>,
+}
+
+impl<T: Send> PerCpuIrq<T> {
+    /// Allocates the slots and initialises each possible CPU's with
+    /// `init(cpu)`. Sleeps (GFP_KERNEL); task context.
+    pub(crate) fn new(mut init: impl FnMut(u32) -> T) -> Result<Self> {
+        Ok(Self {
+            slots: PerCpu::new(|cpu| IrqSlot {
+                busy: Cell::new(false),
+                data: UnsafeCell::new(init(cpu)),
+            })?,
+        })
+    }
+
+    /// Runs `f` on this CPU's `T`, interrupts being off (`irqs`); `None`
+    /// (and `f` not run) if called from within `f` on the same slot.
+    #[inline]
+    pub(crate) fn with<R>(&self, irqs: &IrqsOff, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        let slot = self.slots.this_cpu(irqs);
+        if slot.busy.replace(true) {
+            return None;
+        }
+        // SAFETY: Interrupts are off on this CPU (`irqs`) and `busy` was
+        // false: no other reference to this CPU's `data` exists, and none
+        // is made until `busy` is cleared below (type invariant).
+        let r = f(unsafe { &mut *slot.data.get() });
+        slot.busy.set(false);
+        Some(r)
+    }
+
+    /// Iterates over `(cpu, slot)` for every possible CPU, with no other
+    /// access possible (`&mut self`).
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (u32, &mut T)> {
+        self.slots.iter().map(|(cpu, slot)| {
+            // SAFETY: `&mut self`: no `with` is running on any CPU, and
+            // each slot is handed out once.
+            let data = unsafe { &mut *slot.data.get() };
+            (cpu, data)
+        })
     }
 }
 

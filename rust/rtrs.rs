@@ -12,13 +12,16 @@
 //! - [`cpu`]: online and possible CPUs; [`task`]: the current task's
 //!   idleness, affinity and RT capabilities; [`time`]: CLOCK_MONOTONIC time
 //!   stamps; [`trace`]: ftrace markers; [`barrier`]: the SMP barrier;
-//! - [`percpu`]: per-CPU storage with access pinned to a CPU;
+//! - [`percpu`]: per-CPU storage with access pinned to a CPU, or only from
+//!   its own CPU with interrupts off;
 //! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
 //! - [`direct_wait`]: a task blocked until a hard IRQ claims and wakes it
 //!   (one wake-up, no wait queue);
 //! - [`cpuhp`]: CPU hotplug notifications, and holding hotplug off while a
 //!   session picks and starts its CPUs;
 //! - [`ring`]: the lock-free record ring for hard-IRQ producers;
+//! - [`tracepoint`]: probes on the scheduler and interrupt tracepoints,
+//!   feeding per-CPU timelines of what ran ([`blame`], `lib/rtcore`);
 //! - [`sync`]: sleeping locks that can only be taken with a
 //!   [`context::Sleepable`] token;
 //! - [`file`]: `poll()` for misc devices, and keeping the module loaded
@@ -49,6 +52,12 @@
 )]
 
 pub(crate) mod barrier;
+#[path = "../lib/rtcore/src/blame.rs"]
+#[expect(
+    unreachable_pub,
+    reason = "public API of the host crate, private in a module"
+)]
+pub(crate) mod blame;
 pub(crate) mod context;
 pub(crate) mod cpu;
 pub(crate) mod cpuhp;
@@ -74,6 +83,7 @@ pub(crate) mod sync;
 pub(crate) mod task;
 pub(crate) mod time;
 pub(crate) mod trace;
+pub(crate) mod tracepoint;
 #[path = "../lib/rtcore/src/uapi.rs"]
 #[expect(
     unreachable_pub,

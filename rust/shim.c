@@ -25,6 +25,11 @@
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/spinlock.h>
+#include <linux/timekeeping.h>
+#include <linux/tracepoint.h>
+#include <trace/events/irq.h>
+#include <trace/events/sched.h>
+#include <trace/events/timer.h>
 #include <uapi/linux/sched/types.h>
 
 #include "shim.h"
@@ -341,4 +346,187 @@ int rtrs_current_tid(void)
 int rtrs_pci_domain_nr(struct pci_dev *pdev)
 {
 	return pci_domain_nr(pdev->bus);
+}
+
+/* local_irq_save(): interrupts off on this CPU; returns the state to restore. */
+unsigned long rtrs_local_irq_save(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	return flags;
+}
+
+/* local_irq_restore(). */
+void rtrs_local_irq_restore(unsigned long flags)
+{
+	local_irq_restore(flags);
+}
+
+/*
+ * Probes on the kernel's scheduler and interrupt tracepoints
+ * (rust/tracepoint.rs): each turns what its tracepoint passes into a struct
+ * rtrs_tp_event and hands it to the module's handler.
+ *
+ * Tracepoint probes run under SRCU-fast: on PREEMPT_RT they may be preempted
+ * and migrated (softirq_entry runs in a preemptible thread there). The
+ * handler keeps per-CPU state, so interrupts are off around it: it stays on
+ * the CPU of the event and no interrupt's probe runs in the middle of it.
+ * Each probe's type is checked against its tracepoint's prototype at
+ * compile time (check_trace_callback_type_*); they are found by name, since
+ * the core kernel exports no tracepoint of these to modules.
+ */
+static const char *const rtrs_tp_names[RTRS_TP_NR] = {
+	"sched_switch",
+	"irq_handler_entry", "irq_handler_exit",
+	"softirq_entry", "softirq_exit",
+	"hrtimer_expire_entry", "hrtimer_expire_exit",
+};
+
+static __always_inline void rtrs_tp_deliver(void *data, struct rtrs_tp_event *ev)
+{
+	struct rtrs_probes *p = data;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	ev->at = ktime_get_ns();
+	ev->cpu = smp_processor_id();
+	p->handler(p->data, ev);
+	local_irq_restore(flags);
+}
+
+static void rtrs_tp_sched_switch(void *data, bool preempt, struct task_struct *prev,
+				 struct task_struct *next, unsigned int prev_state)
+{
+	bool rt = next->policy == SCHED_FIFO || next->policy == SCHED_RR;
+	struct rtrs_tp_event ev = {
+		.type = RTRS_TP_SWITCH, .kind = RTRS_TP_TASK, .id = next->pid,
+		.name = next->comm, .policy = next->policy,
+		.prio = rt ? next->rt_priority : task_nice(next),
+	};
+
+	rtrs_tp_deliver(data, &ev);
+}
+
+static void rtrs_tp_irq_entry(void *data, int irq, struct irqaction *action)
+{
+	struct rtrs_tp_event ev = {
+		.type = RTRS_TP_ENTER, .kind = RTRS_TP_HARDIRQ, .id = irq,
+		.name = action->name,
+	};
+
+	rtrs_tp_deliver(data, &ev);
+}
+
+static void rtrs_tp_irq_exit(void *data, int irq, struct irqaction *action, int ret)
+{
+	struct rtrs_tp_event ev = { .type = RTRS_TP_EXIT, .kind = RTRS_TP_HARDIRQ, .id = irq };
+
+	rtrs_tp_deliver(data, &ev);
+}
+
+static void rtrs_tp_softirq_entry(void *data, unsigned int vec)
+{
+	struct rtrs_tp_event ev = { .type = RTRS_TP_ENTER, .kind = RTRS_TP_SOFTIRQ, .id = vec };
+
+	rtrs_tp_deliver(data, &ev);
+}
+
+static void rtrs_tp_softirq_exit(void *data, unsigned int vec)
+{
+	struct rtrs_tp_event ev = { .type = RTRS_TP_EXIT, .kind = RTRS_TP_SOFTIRQ, .id = vec };
+
+	rtrs_tp_deliver(data, &ev);
+}
+
+static void rtrs_tp_hrtimer_entry(void *data, struct hrtimer *t, ktime_t now)
+{
+	struct rtrs_tp_event ev = {
+		.type = RTRS_TP_ENTER, .kind = RTRS_TP_TIMER,
+		.id = (unsigned long)t->function,
+	};
+
+	rtrs_tp_deliver(data, &ev);
+}
+
+static void rtrs_tp_hrtimer_exit(void *data, struct hrtimer *t)
+{
+	struct rtrs_tp_event ev = {
+		.type = RTRS_TP_EXIT, .kind = RTRS_TP_TIMER,
+		.id = (unsigned long)t->function,
+	};
+
+	rtrs_tp_deliver(data, &ev);
+}
+
+static void *rtrs_tp_probe(unsigned int i)
+{
+	check_trace_callback_type_sched_switch(rtrs_tp_sched_switch);
+	check_trace_callback_type_irq_handler_entry(rtrs_tp_irq_entry);
+	check_trace_callback_type_irq_handler_exit(rtrs_tp_irq_exit);
+	check_trace_callback_type_softirq_entry(rtrs_tp_softirq_entry);
+	check_trace_callback_type_softirq_exit(rtrs_tp_softirq_exit);
+	check_trace_callback_type_hrtimer_expire_entry(rtrs_tp_hrtimer_entry);
+	check_trace_callback_type_hrtimer_expire_exit(rtrs_tp_hrtimer_exit);
+	switch (i) {
+	case 0: return rtrs_tp_sched_switch;
+	case 1: return rtrs_tp_irq_entry;
+	case 2: return rtrs_tp_irq_exit;
+	case 3: return rtrs_tp_softirq_entry;
+	case 4: return rtrs_tp_softirq_exit;
+	case 5: return rtrs_tp_hrtimer_entry;
+	default: return rtrs_tp_hrtimer_exit;
+	}
+}
+
+static void rtrs_tp_find(struct tracepoint *tp, void *priv)
+{
+	struct rtrs_probes *p = priv;
+	unsigned int i;
+
+	for (i = 0; i < RTRS_TP_NR; i++)
+		if (!strcmp(tp->name, rtrs_tp_names[i]))
+			p->tp[i] = tp;
+}
+
+/*
+ * Finds the tracepoints by name and registers a probe on each, with @p as
+ * their data; @p->handler and @p->data must be set, and @p must stay where
+ * it is until rtrs_probes_unregister() returned. All or nothing: -ENOENT if
+ * one is missing, or the error of the registration that failed. Sleeps.
+ */
+int rtrs_probes_register(struct rtrs_probes *p)
+{
+	unsigned int i, j;
+	int err;
+
+	memset(p->tp, 0, sizeof(p->tp));
+	for_each_kernel_tracepoint(rtrs_tp_find, p);
+	for (i = 0; i < RTRS_TP_NR; i++)
+		if (!p->tp[i])
+			return -ENOENT;
+	for (i = 0; i < RTRS_TP_NR; i++) {
+		err = tracepoint_probe_register(p->tp[i], rtrs_tp_probe(i), p);
+		if (err) {
+			for (j = 0; j < i; j++)
+				tracepoint_probe_unregister(p->tp[j], rtrs_tp_probe(j), p);
+			tracepoint_synchronize_unregister();
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Unregisters the probes of a successful rtrs_probes_register() and waits
+ * until none runs any more: afterwards @p and what @p->data points to may
+ * be freed. Sleeps.
+ */
+void rtrs_probes_unregister(struct rtrs_probes *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTRS_TP_NR; i++)
+		WARN_ON_ONCE(tracepoint_probe_unregister(p->tp[i], rtrs_tp_probe(i), p));
+	tracepoint_synchronize_unregister();
 }

@@ -66,4 +66,47 @@ int rtrs_set_current_fifo(int prio);
 int rtrs_current_tid(void);
 int rtrs_pci_domain_nr(struct pci_dev *pdev);
 
+/* Event kinds, as rtcore::blame::Kind numbers them. */
+enum rtrs_tp_kind {
+	RTRS_TP_TASK = 1,
+	RTRS_TP_HARDIRQ = 2,
+	RTRS_TP_SOFTIRQ = 3,
+	RTRS_TP_TIMER = 4,
+};
+
+enum rtrs_tp_type {
+	RTRS_TP_SWITCH = 0,	/* a task switched in */
+	RTRS_TP_ENTER = 1,	/* a handler began */
+	RTRS_TP_EXIT = 2,	/* a handler ended */
+};
+
+/* What a tracepoint probe saw (rust/tracepoint.rs: RawEvent). */
+struct rtrs_tp_event {
+	s64 at;			/* ktime_get_ns() */
+	u32 type;		/* enum rtrs_tp_type */
+	u32 kind;		/* enum rtrs_tp_kind */
+	u64 id;			/* pid, IRQ, softirq vector, callback address */
+	const char *name;	/* comm, the IRQ action's name, or NULL */
+	u16 policy;		/* a task's scheduling policy */
+	s16 prio;		/* its RT priority (FIFO, RR) or nice value */
+	u32 cpu;
+};
+
+/* Number of tracepoints probed. */
+#define RTRS_TP_NR 7
+
+struct tracepoint;
+
+/* A set of probes (rust/tracepoint.rs: RawProbes). */
+struct rtrs_probes {
+	void (*handler)(void *data, const struct rtrs_tp_event *ev);
+	void *data;
+	struct tracepoint *tp[RTRS_TP_NR];
+};
+
+unsigned long rtrs_local_irq_save(void);
+void rtrs_local_irq_restore(unsigned long flags);
+int rtrs_probes_register(struct rtrs_probes *p);
+void rtrs_probes_unregister(struct rtrs_probes *p);
+
 #endif /* RTRS_SHIM_H */

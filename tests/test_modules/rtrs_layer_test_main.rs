@@ -30,10 +30,17 @@ impl kernel::Module for RtrsLayerTest {
 #[kunit_tests(rtrs_layer)]
 mod tests {
     use crate::rtrs::{
+        blame::{
+            Event,
+            Kind,
+            Share,
+            Tracker, //
+        },
         context::{
             CpuPinned,
             HardIrq,
             HardTimerCallback,
+            IrqsOff,
             Sleepable, //
         },
         cpu::cpu_online,
@@ -44,11 +51,13 @@ mod tests {
         },
         percpu::{
             PerCpu,
+            PerCpuIrq,
             PerCpuLocked, //
         },
         preempt::{
             irqs_disabled,
             preemptible,
+            IrqsOffGuard,
             MigrateGuard,
             PreemptGuard, //
         },
@@ -61,6 +70,11 @@ mod tests {
             KRing, //
         },
         sync::TaskMutex,
+        time::ktime_ns,
+        tracepoint::{
+            ProbeHandler,
+            Probes, //
+        },
     };
     use kernel::{
         prelude::*,
@@ -138,6 +152,90 @@ mod tests {
         assert!(irqs_disabled());
         drop(g);
         assert!(!irqs_disabled());
+        Ok(())
+    }
+
+    #[test]
+    fn percpu_irq_is_this_cpus_with_interrupts_off() -> Result {
+        let mut p = PerCpuIrq::new(|cpu| u64::from(cpu) * 10)?;
+        {
+            let g = IrqsOffGuard::new();
+            assert!(irqs_disabled());
+            let cpu = u64::from(g.cpu());
+            assert_eq!(p.with(g.irqs_off(), |v| *v), Some(cpu * 10));
+            // A nested call on the same slot is refused, not aliased.
+            let nested = p.with(g.irqs_off(), |_| p.with(g.irqs_off(), |v| *v));
+            assert_eq!(nested, Some(None));
+            p.with(g.irqs_off(), |v| *v += 1);
+        }
+        assert!(!irqs_disabled());
+        let mut changed = 0;
+        for (cpu, v) in p.iter_mut() {
+            if *v != u64::from(cpu) * 10 {
+                changed += 1;
+            }
+        }
+        assert_eq!(changed, 1);
+        Ok(())
+    }
+
+    /// Each CPU's timeline of what ran, as the tracepoint probes feed it.
+    struct Timeline {
+        cpus: PerCpuIrq<Tracker<64>>,
+        events: Atomic<u64>,
+    }
+
+    impl ProbeHandler for Timeline {
+        fn event(&self, irqs: &IrqsOff, _cpu: u32, at: i64, event: Event) {
+            self.cpus.with(irqs, |t| t.event(at, event));
+            self.events.fetch_add(1, Relaxed);
+        }
+    }
+
+    #[test]
+    fn probes_see_what_ran_and_stop_when_dropped() -> Result {
+        // SAFETY: KUnit runs test cases in a sleepable kernel thread.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        let tl = Arc::new(
+            Timeline {
+                cpus: PerCpuIrq::new(|_| Tracker::new())?,
+                events: Atomic::new(0),
+            },
+            GFP_KERNEL,
+        )?;
+        let probes = Probes::attach(tl.clone(), ctx)?;
+        let t0 = ktime_ns();
+        // Sleeping gives the CPU away: switches out and back in.
+        kernel::time::delay::fsleep(Delta::from_millis(20));
+        let me = u64::try_from(kernel::current!().pid()).unwrap_or(0);
+        let mut shares = [Share::EMPTY; 8];
+        let (ex, transitions, total) = {
+            let g = IrqsOffGuard::new();
+            let t1 = ktime_ns();
+            let (ex, n) = probes
+                .handler()
+                .cpus
+                .with(g.irqs_off(), |t| {
+                    (t.explain(t0, t1, &mut shares), t.transitions())
+                })
+                .ok_or(EBUSY)?;
+            (ex, n, t1 - t0)
+        };
+        assert!(transitions > 0);
+        let sum: u64 = shares[..ex.n].iter().map(|s| s.ns).sum::<u64>() + ex.other_ns;
+        assert_eq!(sum, total as u64);
+        // This thread was switched in on this CPU when its sleep ended, and
+        // ran since.
+        let mine = shares[..ex.n]
+            .iter()
+            .find(|s| s.source.kind == Kind::Task && s.source.id == me);
+        assert!(mine.is_some_and(|s| s.ns > 0));
+        drop(probes);
+        // Unregistered: no probe runs any more.
+        let n = tl.events.load(Relaxed);
+        assert!(n > 0);
+        kernel::time::delay::fsleep(Delta::from_millis(10));
+        assert_eq!(tl.events.load(Relaxed), n);
         Ok(())
     }
 

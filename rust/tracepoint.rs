@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Probes on the kernel's scheduler and interrupt tracepoints: what ran on
+//! each CPU, for [`blame`](super::blame).
+//!
+//! [`Probes::attach`] registers, through the C shim, one probe on each of
+//! `sched_switch`, `irq_handler_entry`/`exit`, `softirq_entry`/`exit` and
+//! `hrtimer_expire_entry`/`exit`, found by name (the core kernel exports
+//! none of them to modules), and hands every event to
+//! [`ProbeHandler::event`] as a [`blame::Event`](super::blame::Event), on
+//! the CPU it happened on, with local interrupts off: tracepoint probes run
+//! under SRCU-fast and may be preempted on PREEMPT_RT, so the shim turns
+//! interrupts off around the handler, which then keeps per-CPU state in a
+//! [`PerCpuIrq`](super::percpu::PerCpuIrq) without a lock. Dropping the
+//! [`Probes`] unregisters them and waits until no probe runs, so the
+//! handler outlives every call. Nothing of this exists until attached: a
+//! session that does not ask for it costs nothing.
+//!
+//! The handler runs for every context switch and interrupt of the machine:
+//! it must be short and bounded, take no lock but raw ones, allocate
+//! nothing and wake no one.
+
+use kernel::{
+    ffi::{
+        c_char,
+        c_void, //
+    },
+    prelude::*,
+    sync::Arc,
+};
+
+use super::{
+    blame::{
+        Event,
+        Kind,
+        Source,
+        NAME_LEN,
+        SOFTIRQ_NAMES, //
+    },
+    context::{
+        IrqsOff,
+        Sleepable, //
+    },
+    ffi::{
+        self,
+        RawEvent,
+        RawProbes, //
+    },
+};
+
+/// What receives the events of [`Probes`].
+pub(crate) trait ProbeHandler: Send + Sync + 'static {
+    /// One event at `at` (ns, CLOCK_MONOTONIC) on CPU `cpu`, the CPU this
+    /// runs on, with local interrupts off (`irqs`); a CPU's events come in
+    /// the order they happened. Any context (hard IRQ included): short,
+    /// bounded, no allocation, no sleeping lock, no wake-up.
+    fn event(&self, irqs: &IrqsOff, cpu: u32, at: i64, event: Event);
+}
+
+/// The probes of one handler, registered on every tracepoint of this
+/// module.
+///
+/// # Invariants
+///
+/// `raw` was registered by `rtrs_probes_register` with `raw.data` pointing
+/// to the `T` of `handler`, and stays registered until dropped.
+pub(crate) struct Probes<T: ProbeHandler> {
+    raw: KBox<RawProbes>,
+    handler: Arc<T>,
+}
+
+// SAFETY: `raw` is only read by the probes and the shim; `T: Send + Sync`.
+unsafe impl<T: ProbeHandler> Send for Probes<T> {}
+// SAFETY: As above; `&Probes` gives nothing but `&T`.
+unsafe impl<T: ProbeHandler> Sync for Probes<T> {}
+
+impl<T: ProbeHandler> Probes<T> {
+    /// Registers the probes, handing their events to `handler` from now
+    /// on. All or nothing: `ENOENT` if a tracepoint is missing (a kernel
+    /// without `CONFIG_TRACEPOINTS`), or the registration's error. Sleeps.
+    pub(crate) fn attach(handler: Arc<T>, _ctx: &Sleepable) -> Result<Self> {
+        let mut raw = KBox::new(
+            RawProbes {
+                handler: trampoline::<T>,
+                data: core::ptr::from_ref::<T>(&handler).cast_mut().cast(),
+                tp: [core::ptr::null_mut(); ffi::RTRS_TP_NR],
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `raw` is boxed, so stays where it is until dropped, which
+        // unregisters first; `data` points to the handler, kept alive by
+        // the `Arc` beside it for as long.
+        kernel::error::to_result(unsafe { ffi::rtrs_probes_register(&mut *raw) })?;
+        // INVARIANT: registered just above.
+        Ok(Self { raw, handler })
+    }
+
+    /// The handler.
+    pub(crate) fn handler(&self) -> &Arc<T> {
+        &self.handler
+    }
+}
+
+impl<T: ProbeHandler> Drop for Probes<T> {
+    /// Unregisters the probes and waits until none runs any more. Sleeps:
+    /// drop it in task context.
+    fn drop(&mut self) {
+        // SAFETY: Registered (type invariant); afterwards no probe uses
+        // `raw` or the handler, which are then freed.
+        unsafe { ffi::rtrs_probes_unregister(&mut *self.raw) };
+    }
+}
+
+/// A name of at most [`NAME_LEN`] bytes from the NUL-terminated `p` (none
+/// if null).
+///
+/// # Safety
+///
+/// `p` is null or points to a NUL-terminated string, or to at least
+/// [`NAME_LEN`] readable bytes.
+unsafe fn name_of(p: *const c_char) -> [u8; NAME_LEN] {
+    let mut name = [0u8; NAME_LEN];
+    if p.is_null() {
+        return name;
+    }
+    for (i, b) in name.iter_mut().enumerate() {
+        // SAFETY: Within the string or its first `NAME_LEN` bytes, by the
+        // caller's contract: the loop ends at the NUL.
+        let c = unsafe { *p.add(i) };
+        if c == 0 {
+            break;
+        }
+        *b = c;
+    }
+    name
+}
+
+/// The shim's call of the handler.
+///
+/// # Safety
+///
+/// `data` is the `&T` of a registered [`Probes<T>`], `ev` a valid event
+/// whose `name` is null or a string as [`name_of`] needs; called on the
+/// event's CPU with local interrupts off.
+unsafe extern "C" fn trampoline<T: ProbeHandler>(data: *mut c_void, ev: *const RawEvent) {
+    // SAFETY: By this function's contract.
+    let (handler, ev) = unsafe { (&*data.cast::<T>(), &*ev) };
+    // SAFETY: The shim turned interrupts off around this call.
+    let irqs = unsafe { IrqsOff::assume_off() };
+    let Some(kind) = Kind::from_raw(ev.kind) else {
+        return;
+    };
+    let event = match ev.kind_of_event {
+        ffi::RTRS_TP_EXIT => Event::Exit(kind, ev.id),
+        t => {
+            let mut source = match kind {
+                // (The shim passes no name: the vector's is known here.)
+                Kind::Softirq => {
+                    let name = usize::try_from(ev.id)
+                        .ok()
+                        .and_then(|v| SOFTIRQ_NAMES.get(v))
+                        .map_or(&b"?"[..], |n| n.as_bytes());
+                    Source::new(kind, ev.id, name)
+                }
+                // SAFETY: `name` is as `name_of` needs, by this function's
+                // contract.
+                _ => Source::new(kind, ev.id, &unsafe { name_of(ev.name) }),
+            };
+            source.policy = ev.policy;
+            source.prio = ev.prio;
+            if t == ffi::RTRS_TP_SWITCH {
+                Event::Switch(source)
+            } else {
+                Event::Enter(source)
+            }
+        }
+    };
+    handler.event(irqs, ev.cpu, ev.at, event);
+}
