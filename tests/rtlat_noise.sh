@@ -1,0 +1,115 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Known latency causes land where they belong. rtrs_noise.ko injects one
+# cause on one CPU, 20 ms every 200 ms, while `rtlat run` measures that CPU
+# with every record kept (--raw); at unload the module prints each
+# injection's start and end. An activation whose stage the cause delays was
+# still to come when an injection began cannot complete before the
+# injection's end: that bound must hold for every such activation, and
+# there must be one for at least a quarter of the injections made while
+# rtlat measured (the periods an injection covers are missed, counted; a
+# hard-IRQ injection catches no IRQ when rtlat's timer expired just before
+# its own, in the same interrupt: its thread waits instead). And at
+# least three quarters of them must not also be late by half an injection
+# in the other stage (a VM's own hiccups land anywhere):
+#   irqoff      interrupts off in a thread:            the IRQ latency
+#   hardirq     a hard-IRQ timer handler that runs on: the IRQ latency
+#   preemptoff  preemption off in a thread:            the thread's wake-up
+#                                                      after the IRQ
+#   fifo        a SCHED_FIFO 99 thread spinning:       the thread latency
+# Parameters that ask for no cause, or for two, are refused.
+
+DIR=$(dirname "$(readlink -f "$0")")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/rtrs_lib.sh"
+
+# Injected time per period, µs.
+N=20000
+
+rtrs_start
+if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat) ||
+	! noise=$(rtrs_module rtrs_noise); then
+	rtrs_skip_all "rtlat tool, rtlat.ko or rtrs_noise.ko not installed"
+fi
+ktap_set_plan 9
+tmp=$(mktemp -d)
+# The CPU the noise and the measurement share: the last online one (CPU 0
+# keeps the tool's own threads).
+cpu=$(awk '/^processor/ { c = $3 } END { print c }' /proc/cpuinfo)
+rmmod rtlat 2>/dev/null
+insmod "$mod" || rtrs_skip_all "cannot load $mod"
+
+if insmod "$noise" cpu="$cpu" 2>/dev/null || insmod "$noise" cpu="$cpu" fifo_us=100 irqoff_us=100 2>/dev/null; then
+	rmmod rtrs_noise
+	ktap_test_fail "no cause, or two: refused"
+else
+	rtrs_check "no cause, or two: refused" sh -c '! grep -q "^rtrs_noise " /proc/modules'
+fi
+
+# The activations of the raw CSV $2 an injection of the file $1
+# ("START,END" lines) caught, judged by stage $3: "WITHIN CAUGHT BOUND
+# CLEAN", the injections within the measured time; the activations whose
+# stage (the IRQ latency, or the thread's) was still to come when an
+# injection began, expected before its end; how many of those came no
+# earlier than the injection's end in that stage; and how many were not
+# also late by half an injection in the other stage (the thread after the
+# IRQ, or the IRQ).
+judge()
+{
+	awk -F, -v stage="$3" '
+		BEGIN { n = 0 }
+		FNR == NR { ws[n] = $1 + 0; we[n] = $2 + 0; n++; next }
+		FNR > 1 && $5 >= 0 {
+			e = $3 + 0
+			irq = $4 + 0
+			thr = $5 + 0
+			if (!recs++ || e < first) first = e
+			if (e > last) last = e
+			if (stage == "irq") { lat = irq; other = thr - irq } else { lat = thr; other = irq }
+			for (i = 0; i < n; i++)
+				if (e < we[i] && e + lat > ws[i])
+					break
+			if (i == n)
+				next
+			caught++
+			if (e + lat >= we[i]) bound++
+			if (other < (we[i] - ws[i]) / 2) clean++
+		}
+		END {
+			for (i = 0; i < n; i++)
+				if (ws[i] >= first && we[i] <= last) within++
+			printf "%d %d %d %d\n", within, caught, bound, clean
+		}' "$1" "$2"
+}
+
+for kind in irqoff hardirq preemptoff fifo; do
+	case $kind in
+	irqoff | hardirq) stage=irq ;;
+	*) stage=thread ;;
+	esac
+	mark=$(rtrs_dmesg_mark)
+	if ! insmod "$noise" cpu="$cpu" "${kind}_us=$N" period_ms=200; then
+		ktap_test_fail "$kind: injected"
+		ktap_test_fail "$kind: in the $stage stage"
+		continue
+	fi
+	rtlat run --cpus "$cpu" --duration 3s -q --raw "$tmp/$kind.csv" >"$tmp/out" 2>&1
+	rc=$?
+	rmmod rtrs_noise
+	rtrs_dmesg_since "$mark" >"$tmp/$kind.log"
+	count=$(sed -n 's/.*rtrs_noise: \([0-9]*\) injections.*/\1/p' "$tmp/$kind.log")
+	sed -n 's/.*rtrs_noise: injection [0-9]* from \([0-9]*\) to \([0-9]*\)$/\1,\2/p' "$tmp/$kind.log" >"$tmp/$kind.win"
+	# (awk's first file must not be empty.)
+	set --
+	[ ! -s "$tmp/$kind.win" ] || set -- $(judge "$tmp/$kind.win" "$tmp/$kind.csv" "$stage")
+	within=${1:-0} caught=${2:-0} bound=${3:-0} clean=${4:-0}
+	ktap_print_msg "$kind: rtlat exit $rc, ${count:-no} injections of $N us, $within while measured; $caught activations caught by one: $bound came after its end in the $stage stage, $clean not late by half an injection in the other"
+	[ $rc = 0 ] || ktap_print_msg "$(head -5 "$tmp/out")"
+	rtrs_check "$kind: injected" test $rc = 0 -a "$within" -gt 0 -a $((caught * 4)) -ge "$within" -a "$bound" = "$caught"
+	rtrs_check "$kind: in the $stage stage" test "$caught" -gt 0 -a $((clean * 4)) -ge $((caught * 3))
+done
+
+rmmod rtlat
+rm -rf "$tmp"
+ktap_finished
