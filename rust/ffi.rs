@@ -103,11 +103,16 @@ pub(crate) struct RawEvent {
     /// `enum rtrs_tp_kind`: `rtcore::blame::Kind`'s numbers.
     pub(crate) kind: u32,
     pub(crate) id: u64,
+    pub(crate) aux: u64,
     pub(crate) name: *const c_char,
     pub(crate) policy: u16,
     pub(crate) prio: i16,
     pub(crate) cpu: u32,
 }
+
+// The layouts `rust/shim.c` asserts too.
+const _: () = assert!(core::mem::size_of::<RawEvent>() == 48);
+const _: () = assert!(core::mem::size_of::<RawProbes>() == (2 + RTRS_TP_NR) * 8);
 
 /// `enum rtrs_tp_type`.
 pub(crate) const RTRS_TP_SWITCH: u32 = 0;
@@ -120,7 +125,9 @@ pub(crate) const RTRS_TP_NR: usize = 7;
 /// `struct rtrs_probes` (`rust/shim.h`).
 #[repr(C)]
 pub(crate) struct RawProbes {
-    pub(crate) handler: unsafe extern "C" fn(*mut c_void, *const RawEvent),
+    /// The event is a `*const RawEvent` (`void *` on both sides: one type
+    /// for kCFI).
+    pub(crate) handler: unsafe extern "C" fn(*mut c_void, *const c_void),
     pub(crate) data: *mut c_void,
     pub(crate) tp: [*mut c_void; RTRS_TP_NR],
 }

@@ -164,7 +164,7 @@ unsafe impl<T: Send> Sync for IrqSlot<T> {}
 /// interrupts off ([`PerCpuIrq::with`]): per-CPU state that hard-IRQ
 /// handlers and tracepoint probes update, and that the CPU's own task
 /// context reads with interrupts off for a moment
-/// ([`IrqsOffGuard`](super::preempt::IrqsOffGuard)). No lock, no atomic; no
+/// ([`with_irqs_off`](super::preempt::with_irqs_off)). No lock, no atomic; no
 /// other CPU ever sees it (the owner does, through `&mut self`, once nothing
 /// else can).
 ///

@@ -119,62 +119,23 @@ unsafe impl CpuPinned for MigrateGuard {
     }
 }
 
-/// Local interrupts disabled while this guard lives (`local_irq_save`; on
-/// PREEMPT_RT too): nothing else runs on this CPU, not even an interrupt.
+/// Runs `f` with local interrupts disabled (`local_irq_save`/`restore`;
+/// on PREEMPT_RT too): nothing else runs on this CPU meanwhile, not even an
+/// interrupt, and `f` gets the proof ([`IrqsOff`], which pins the CPU).
 /// For a few instructions only, as [`PreemptGuard`], and never around
-/// sleeping calls or allocation; it lends [`IrqsOff`].
-///
-/// # Invariants
-///
-/// `flags` is what `local_irq_save()` saved when the guard was created, by
-/// the current task; it is restored when the guard is dropped.
-pub(crate) struct IrqsOffGuard {
-    flags: kernel::ffi::c_ulong,
-    _not_send: PhantomData<*mut ()>,
-}
-
-impl IrqsOffGuard {
-    /// Disables local interrupts.
-    #[inline]
-    pub(crate) fn new() -> Self {
-        // SAFETY: Always allowed; balanced in `drop`.
-        let flags = unsafe { ffi::rtrs_local_irq_save() };
-        // INVARIANT: just saved.
-        Self {
-            flags,
-            _not_send: PhantomData,
-        }
-    }
-
-    /// Proof that interrupts are off, for as long as the guard is borrowed.
-    #[inline]
-    pub(crate) fn irqs_off(&self) -> &IrqsOff {
-        // SAFETY: Interrupts stay off while the guard lives (type invariant).
-        unsafe { IrqsOff::assume_off() }
-    }
-}
-
-impl Default for IrqsOffGuard {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Drop for IrqsOffGuard {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: Restores what `new` saved (type invariant).
-        unsafe { ffi::rtrs_local_irq_restore(self.flags) };
-    }
-}
-
-// SAFETY: With interrupts off the task can be neither preempted nor migrated.
-unsafe impl CpuPinned for IrqsOffGuard {
-    #[inline]
-    fn cpu(&self) -> u32 {
-        // SAFETY: Interrupts are off, so the CPU number stays valid.
-        unsafe { ffi::rtrs_smp_processor_id() }
-    }
+/// sleeping calls or allocation. A closure, not a guard: interrupt states
+/// are saved and restored, not counted, so guards dropped out of order
+/// would turn interrupts on under a live proof.
+#[inline]
+pub(crate) fn with_irqs_off<R>(f: impl FnOnce(&IrqsOff) -> R) -> R {
+    // SAFETY: Always allowed; restored below, in the same scope.
+    let flags = unsafe { ffi::rtrs_local_irq_save() };
+    // SAFETY: Interrupts are off until the restore below, after `f`, which
+    // cannot keep the reference (it is only lent for the call).
+    let r = f(unsafe { IrqsOff::assume_off() });
+    // SAFETY: Restores what was saved above.
+    unsafe { ffi::rtrs_local_irq_restore(flags) };
+    r
 }
 
 /// True when called in hard-IRQ context.

@@ -372,10 +372,18 @@ void rtrs_local_irq_restore(unsigned long flags)
  * and migrated (softirq_entry runs in a preemptible thread there). The
  * handler keeps per-CPU state, so interrupts are off around it: it stays on
  * the CPU of the event and no interrupt's probe runs in the middle of it.
- * Each probe's type is checked against its tracepoint's prototype at
- * compile time (check_trace_callback_type_*); they are found by name, since
- * the core kernel exports no tracepoint of these to modules.
+ * The time is ktime_get_ns(), the clock of every time stamp of the layer
+ * (rust/time.rs): no probe runs inside the timekeeper's update, which holds
+ * interrupts off. Each probe's type is checked against its
+ * tracepoint's prototype at compile time (check_trace_callback_type_*);
+ * they are found by name, since the core kernel exports no tracepoint of
+ * these to modules. Without CONFIG_TRACEPOINTS there is nothing to probe:
+ * registration fails with -EOPNOTSUPP.
  */
+#ifdef CONFIG_TRACEPOINTS
+static_assert(sizeof(struct rtrs_tp_event) == 48);
+static_assert(sizeof(struct rtrs_probes) == (2 + RTRS_TP_NR) * sizeof(void *));
+
 static const char *const rtrs_tp_names[RTRS_TP_NR] = {
 	"sched_switch",
 	"irq_handler_entry", "irq_handler_exit",
@@ -395,14 +403,26 @@ static __always_inline void rtrs_tp_deliver(void *data, struct rtrs_tp_event *ev
 	local_irq_restore(flags);
 }
 
+/*
+ * The task's effective priority, boosting included: its RT priority (1..99)
+ * when it runs as an RT task (its own policy, or priority inheritance from
+ * an RT waiter), 100 for SCHED_DEADLINE, else its nice value.
+ */
+static int rtrs_tp_prio(struct task_struct *t)
+{
+	if (t->prio < 0)
+		return MAX_RT_PRIO;
+	if (t->prio < MAX_RT_PRIO)
+		return MAX_RT_PRIO - 1 - t->prio;
+	return task_nice(t);
+}
+
 static void rtrs_tp_sched_switch(void *data, bool preempt, struct task_struct *prev,
 				 struct task_struct *next, unsigned int prev_state)
 {
-	bool rt = next->policy == SCHED_FIFO || next->policy == SCHED_RR;
 	struct rtrs_tp_event ev = {
 		.type = RTRS_TP_SWITCH, .kind = RTRS_TP_TASK, .id = next->pid,
-		.name = next->comm, .policy = next->policy,
-		.prio = rt ? next->rt_priority : task_nice(next),
+		.name = next->comm, .policy = next->policy, .prio = rtrs_tp_prio(next),
 	};
 
 	rtrs_tp_deliver(data, &ev);
@@ -439,11 +459,16 @@ static void rtrs_tp_softirq_exit(void *data, unsigned int vec)
 	rtrs_tp_deliver(data, &ev);
 }
 
+/*
+ * An hrtimer callback is known by its timer (the address, which the exit
+ * only compares: the callback may have freed the timer, or changed its
+ * function, by then), and shown by its function, read at the entry.
+ */
 static void rtrs_tp_hrtimer_entry(void *data, struct hrtimer *t, ktime_t now)
 {
 	struct rtrs_tp_event ev = {
-		.type = RTRS_TP_ENTER, .kind = RTRS_TP_TIMER,
-		.id = (unsigned long)t->function,
+		.type = RTRS_TP_ENTER, .kind = RTRS_TP_TIMER, .id = (unsigned long)t,
+		.aux = (unsigned long)ACCESS_PRIVATE(t, function),
 	};
 
 	rtrs_tp_deliver(data, &ev);
@@ -452,8 +477,7 @@ static void rtrs_tp_hrtimer_entry(void *data, struct hrtimer *t, ktime_t now)
 static void rtrs_tp_hrtimer_exit(void *data, struct hrtimer *t)
 {
 	struct rtrs_tp_event ev = {
-		.type = RTRS_TP_EXIT, .kind = RTRS_TP_TIMER,
-		.id = (unsigned long)t->function,
+		.type = RTRS_TP_EXIT, .kind = RTRS_TP_TIMER, .id = (unsigned long)t,
 	};
 
 	rtrs_tp_deliver(data, &ev);
@@ -500,6 +524,7 @@ int rtrs_probes_register(struct rtrs_probes *p)
 	unsigned int i, j;
 	int err;
 
+	might_sleep();
 	memset(p->tp, 0, sizeof(p->tp));
 	for_each_kernel_tracepoint(rtrs_tp_find, p);
 	for (i = 0; i < RTRS_TP_NR; i++)
@@ -526,7 +551,18 @@ void rtrs_probes_unregister(struct rtrs_probes *p)
 {
 	unsigned int i;
 
+	might_sleep();
 	for (i = 0; i < RTRS_TP_NR; i++)
 		WARN_ON_ONCE(tracepoint_probe_unregister(p->tp[i], rtrs_tp_probe(i), p));
 	tracepoint_synchronize_unregister();
 }
+#else
+int rtrs_probes_register(struct rtrs_probes *p)
+{
+	return -EOPNOTSUPP;
+}
+
+void rtrs_probes_unregister(struct rtrs_probes *p)
+{
+}
+#endif

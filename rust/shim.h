@@ -85,10 +85,11 @@ struct rtrs_tp_event {
 	s64 at;			/* ktime_get_ns() */
 	u32 type;		/* enum rtrs_tp_type */
 	u32 kind;		/* enum rtrs_tp_kind */
-	u64 id;			/* pid, IRQ, softirq vector, callback address */
+	u64 id;			/* pid, IRQ, softirq vector, hrtimer address */
+	u64 aux;		/* an hrtimer's callback at its entry, else 0 */
 	const char *name;	/* comm, the IRQ action's name, or NULL */
 	u16 policy;		/* a task's scheduling policy */
-	s16 prio;		/* its RT priority (FIFO, RR) or nice value */
+	s16 prio;		/* its effective priority (see rtrs_tp_prio) */
 	u32 cpu;
 };
 
@@ -99,7 +100,8 @@ struct tracepoint;
 
 /* A set of probes (rust/tracepoint.rs: RawProbes). */
 struct rtrs_probes {
-	void (*handler)(void *data, const struct rtrs_tp_event *ev);
+	/* @ev is a const struct rtrs_tp_event * (void: the same type for C and Rust under kCFI). */
+	void (*handler)(void *data, const void *ev);
 	void *data;
 	struct tracepoint *tp[RTRS_TP_NR];
 };

@@ -21,6 +21,13 @@ pub(crate) fn current_pinned_cpu() -> Option<u32> {
     u32::try_from(cpu).ok()
 }
 
+/// The current thread's id (`task_pid_nr(current)`).
+#[inline]
+pub(crate) fn current_tid() -> i32 {
+    // SAFETY: Reads `current`; no precondition.
+    unsafe { ffi::rtrs_current_tid() }
+}
+
 /// True if the caller may run RT measurements (`CAP_SYS_NICE` and `CAP_SYS_ADMIN`).
 #[inline]
 pub(crate) fn capable_rt() -> bool {

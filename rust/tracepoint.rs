@@ -27,6 +27,7 @@ use kernel::{
     },
     prelude::*,
     sync::Arc,
+    types::Opaque,
 };
 
 use super::{
@@ -65,7 +66,9 @@ pub(crate) trait ProbeHandler: Send + Sync + 'static {
 /// `raw` was registered by `rtrs_probes_register` with `raw.data` pointing
 /// to the `T` of `handler`, and stays registered until dropped.
 pub(crate) struct Probes<T: ProbeHandler> {
-    raw: KBox<RawProbes>,
+    /// Read by the probes on every CPU while registered: only ever reached
+    /// through its raw pointer.
+    raw: KBox<Opaque<RawProbes>>,
     handler: Arc<T>,
 }
 
@@ -76,21 +79,22 @@ unsafe impl<T: ProbeHandler> Sync for Probes<T> {}
 
 impl<T: ProbeHandler> Probes<T> {
     /// Registers the probes, handing their events to `handler` from now
-    /// on. All or nothing: `ENOENT` if a tracepoint is missing (a kernel
-    /// without `CONFIG_TRACEPOINTS`), or the registration's error. Sleeps.
+    /// on. All or nothing: `EOPNOTSUPP` on a kernel without
+    /// `CONFIG_TRACEPOINTS`, `ENOENT` if a tracepoint is missing, or the
+    /// registration's error. Sleeps.
     pub(crate) fn attach(handler: Arc<T>, _ctx: &Sleepable) -> Result<Self> {
-        let mut raw = KBox::new(
-            RawProbes {
+        let raw = KBox::new(
+            Opaque::new(RawProbes {
                 handler: trampoline::<T>,
                 data: core::ptr::from_ref::<T>(&handler).cast_mut().cast(),
                 tp: [core::ptr::null_mut(); ffi::RTRS_TP_NR],
-            },
+            }),
             GFP_KERNEL,
         )?;
         // SAFETY: `raw` is boxed, so stays where it is until dropped, which
         // unregisters first; `data` points to the handler, kept alive by
         // the `Arc` beside it for as long.
-        kernel::error::to_result(unsafe { ffi::rtrs_probes_register(&mut *raw) })?;
+        kernel::error::to_result(unsafe { ffi::rtrs_probes_register(raw.get()) })?;
         // INVARIANT: registered just above.
         Ok(Self { raw, handler })
     }
@@ -107,7 +111,7 @@ impl<T: ProbeHandler> Drop for Probes<T> {
     fn drop(&mut self) {
         // SAFETY: Registered (type invariant); afterwards no probe uses
         // `raw` or the handler, which are then freed.
-        unsafe { ffi::rtrs_probes_unregister(&mut *self.raw) };
+        unsafe { ffi::rtrs_probes_unregister(self.raw.get()) };
     }
 }
 
@@ -139,12 +143,13 @@ unsafe fn name_of(p: *const c_char) -> [u8; NAME_LEN] {
 ///
 /// # Safety
 ///
-/// `data` is the `&T` of a registered [`Probes<T>`], `ev` a valid event
+/// `data` is the `&T` of a registered [`Probes<T>`], `ev` a valid
+/// [`RawEvent`]
 /// whose `name` is null or a string as [`name_of`] needs; called on the
 /// event's CPU with local interrupts off.
-unsafe extern "C" fn trampoline<T: ProbeHandler>(data: *mut c_void, ev: *const RawEvent) {
+unsafe extern "C" fn trampoline<T: ProbeHandler>(data: *mut c_void, ev: *const c_void) {
     // SAFETY: By this function's contract.
-    let (handler, ev) = unsafe { (&*data.cast::<T>(), &*ev) };
+    let (handler, ev) = unsafe { (&*data.cast::<T>(), &*ev.cast::<RawEvent>()) };
     // SAFETY: The shim turned interrupts off around this call.
     let irqs = unsafe { IrqsOff::assume_off() };
     let Some(kind) = Kind::from_raw(ev.kind) else {
@@ -168,6 +173,7 @@ unsafe extern "C" fn trampoline<T: ProbeHandler>(data: *mut c_void, ev: *const R
             };
             source.policy = ev.policy;
             source.prio = ev.prio;
+            source.aux = ev.aux;
             if t == ffi::RTRS_TP_SWITCH {
                 Event::Switch(source)
             } else {

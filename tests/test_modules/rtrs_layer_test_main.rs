@@ -57,7 +57,7 @@ mod tests {
         preempt::{
             irqs_disabled,
             preemptible,
-            IrqsOffGuard,
+            with_irqs_off,
             MigrateGuard,
             PreemptGuard, //
         },
@@ -70,6 +70,7 @@ mod tests {
             KRing, //
         },
         sync::TaskMutex,
+        task::current_tid,
         time::ktime_ns,
         tracepoint::{
             ProbeHandler,
@@ -158,16 +159,17 @@ mod tests {
     #[test]
     fn percpu_irq_is_this_cpus_with_interrupts_off() -> Result {
         let mut p = PerCpuIrq::new(|cpu| u64::from(cpu) * 10)?;
-        {
-            let g = IrqsOffGuard::new();
-            assert!(irqs_disabled());
-            let cpu = u64::from(g.cpu());
-            assert_eq!(p.with(g.irqs_off(), |v| *v), Some(cpu * 10));
+        let (off, mine, nested) = with_irqs_off(|irqs| {
+            let cpu = u64::from(irqs.cpu());
+            let mine = p.with(irqs, |v| *v) == Some(cpu * 10);
             // A nested call on the same slot is refused, not aliased.
-            let nested = p.with(g.irqs_off(), |_| p.with(g.irqs_off(), |v| *v));
-            assert_eq!(nested, Some(None));
-            p.with(g.irqs_off(), |v| *v += 1);
-        }
+            let nested = p.with(irqs, |_| p.with(irqs, |v| *v));
+            p.with(irqs, |v| *v += 1);
+            (irqs_disabled(), mine, nested)
+        });
+        assert!(off);
+        assert!(mine);
+        assert_eq!(nested, Some(None));
         assert!(!irqs_disabled());
         let mut changed = 0;
         for (cpu, v) in p.iter_mut() {
@@ -203,24 +205,26 @@ mod tests {
             },
             GFP_KERNEL,
         )?;
-        let probes = Probes::attach(tl.clone(), ctx)?;
-        let t0 = ktime_ns();
-        // Sleeping gives the CPU away: switches out and back in.
-        kernel::time::delay::fsleep(Delta::from_millis(20));
-        let me = u64::try_from(kernel::current!().pid()).unwrap_or(0);
+        let me = u64::try_from(current_tid()).unwrap_or(0);
         let mut shares = [Share::EMPTY; 8];
-        let (ex, transitions, total) = {
-            let g = IrqsOffGuard::new();
-            let t1 = ktime_ns();
-            let (ex, n) = probes
-                .handler()
-                .cpus
-                .with(g.irqs_off(), |t| {
-                    (t.explain(t0, t1, &mut shares), t.transitions())
+        // Nothing is asserted while the probes are attached: a failed
+        // assertion ends the test's thread without dropping them.
+        let (seen, n) = {
+            let probes = Probes::attach(tl.clone(), ctx)?;
+            let t0 = ktime_ns();
+            // Sleeping gives the CPU away: switched out, then back in.
+            kernel::time::delay::fsleep(Delta::from_millis(20));
+            let seen = with_irqs_off(|irqs| {
+                let t1 = ktime_ns();
+                probes.handler().cpus.with(irqs, |t| {
+                    (t.explain(t0, t1, &mut shares), t.transitions(), t1 - t0)
                 })
-                .ok_or(EBUSY)?;
-            (ex, n, t1 - t0)
+            });
+            drop(probes);
+            (seen, tl.events.load(Relaxed))
         };
+        let (ex, transitions, total) = seen.ok_or(EBUSY)?;
+        assert!(n > 0);
         assert!(transitions > 0);
         let sum: u64 = shares[..ex.n].iter().map(|s| s.ns).sum::<u64>() + ex.other_ns;
         assert_eq!(sum, total as u64);
@@ -230,10 +234,7 @@ mod tests {
             .iter()
             .find(|s| s.source.kind == Kind::Task && s.source.id == me);
         assert!(mine.is_some_and(|s| s.ns > 0));
-        drop(probes);
         // Unregistered: no probe runs any more.
-        let n = tl.events.load(Relaxed);
-        assert!(n > 0);
         kernel::time::delay::fsleep(Delta::from_millis(10));
         assert_eq!(tl.events.load(Relaxed), n);
         Ok(())

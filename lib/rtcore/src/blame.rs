@@ -24,9 +24,13 @@
 //! context, provided the caller serialises the calls of one tracker (the
 //! kernel: interrupts off on that CPU).
 //!
-//! What it cannot see, by construction: an NMI, and on PREEMPT_RT a softirq
-//! preempted by a task switch (its remaining time, once its task resumes, is
-//! the task's: a switch replaces the whole nesting stack).
+//! What it cannot see, by construction: an NMI; on x86, the interrupts
+//! that are system vectors rather than IRQs (the local APIC timer, IPIs,
+//! irq_work), whose time is the interrupted source's; on each CPU, what ran
+//! before its first event (a task switch names the task); and on
+//! PREEMPT_RT a softirq preempted by a task switch (its remaining time,
+//! once its task resumes, is the task's: a switch replaces the whole
+//! nesting stack).
 
 use core::cmp::Ordering;
 
@@ -50,7 +54,8 @@ pub enum Kind {
     HardIrq = 2,
     /// A softirq (`id`: the vector, `HI` = 0 … `RCU` = 9).
     Softirq = 3,
-    /// An hrtimer callback (`id`: the callback's address).
+    /// An hrtimer callback (`id`: the timer's address; `aux`: the
+    /// callback's, for the name).
     Timer = 4,
 }
 
@@ -92,11 +97,15 @@ pub struct Source {
     /// A task's scheduling policy (`SCHED_OTHER` 0, `SCHED_FIFO` 1, ...);
     /// 0 for the others.
     pub policy: u16,
-    /// A task's priority: its RT priority (1..99) under `SCHED_FIFO` or
-    /// `SCHED_RR`, else its nice value; 0 for the others.
+    /// A task's effective priority, as it ran: its RT priority (1..99) when
+    /// it ran as an RT task (its policy, or boosted by priority inheritance),
+    /// 100 under `SCHED_DEADLINE`, else its nice value; 0 for the others.
     pub prio: i16,
     /// Its identity within its kind (see [`Kind`]).
     pub id: u64,
+    /// What names it where `name` cannot (an hrtimer's callback address);
+    /// 0 for the others.
+    pub aux: u64,
     /// Its name, NUL-padded.
     pub name: [u8; NAME_LEN],
 }
@@ -108,6 +117,7 @@ impl Source {
         policy: 0,
         prio: 0,
         id: 0,
+        aux: 0,
         name: [0; NAME_LEN],
     };
 
@@ -384,15 +394,25 @@ impl Explained {
             sh.source = *s;
             return;
         }
+        let new = Share {
+            source: *s,
+            ns,
+            count: 1,
+        };
         if self.n < shares.len() {
-            shares[self.n] = Share {
-                source: *s,
-                ns,
-                count: 1,
-            };
+            shares[self.n] = new;
             self.n += 1;
-        } else {
-            self.other_ns += ns;
+            return;
+        }
+        // No room: the smallest share goes to `other_ns` if this segment
+        // is larger, so that a long culprit seen late is not lost among
+        // short early ones. (A source evicted and seen again starts over.)
+        match shares.iter_mut().min_by_key(|sh| sh.ns) {
+            Some(min) if min.ns < ns => {
+                self.other_ns += min.ns;
+                *min = new;
+            }
+            _ => self.other_ns += ns,
         }
     }
 
@@ -595,16 +615,37 @@ mod tests {
     }
 
     #[test]
-    fn shares_beyond_room_are_other() {
+    fn shares_beyond_room_are_other_but_the_largest_stay() {
         let mut t = Tracker::<64>::new();
         for i in 0..20 {
             t.event(i * 10, Event::Switch(task(i as u64, "t")));
         }
+        // The culprit comes last: 500 of 700.
+        t.event(200, Event::Switch(task(99, "culprit")));
         let mut sh = [Share::EMPTY; 3];
-        let ex = t.explain(0, 200, &mut sh);
+        let ex = t.explain(0, 700, &mut sh);
         assert_eq!(ex.n, 3);
-        assert_eq!(ex.other_ns, 170);
-        assert_eq!(sh.iter().map(|s| s.ns).sum::<u64>() + ex.other_ns, 200);
+        assert_eq!((sh[0].source.id, sh[0].ns), (99, 500));
+        assert_eq!(ex.other_ns, 180);
+        assert_eq!(sh.iter().map(|s| s.ns).sum::<u64>() + ex.other_ns, 700);
+    }
+
+    #[test]
+    fn a_timer_is_its_timer_whatever_its_callback_became() {
+        // The exit names the timer only (its callback may have changed it,
+        // or freed it): the entry's callback address is kept for the name.
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(task(1, "a")));
+        let mut tm = Source::new(Kind::Timer, 0xffff_1000, b"");
+        tm.aux = 0xffff_0042;
+        t.event(10, Event::Enter(tm));
+        t.event(30, Event::Exit(Kind::Timer, 0xffff_1000));
+        assert_eq!(t.current().id, 1);
+        let mut sh = [Share::EMPTY; 4];
+        let ex = t.explain(0, 40, &mut sh);
+        assert_eq!(ex.n, 2);
+        let timer = sh[..ex.n].iter().find(|s| s.source.kind == Kind::Timer);
+        assert_eq!(timer.map(|s| (s.ns, s.source.aux)), Some((20, 0xffff_0042)));
     }
 
     #[test]
