@@ -21,16 +21,21 @@ rtrs_loaded()
 	grep -q "^$1 " /proc/modules
 }
 
-# Number of lines in the kernel log, to read only what follows later.
+# A mark in the kernel log, to read only what follows later: a line of
+# its own, unique (a count of lines stops growing once the log's ring is
+# full).
 rtrs_dmesg_mark()
 {
-	dmesg | wc -l
+	m="rtrs-mark-$$-$(cat /proc/sys/kernel/random/uuid 2>/dev/null || date +%s%N)"
+	echo "$m" >/dev/kmsg
+	echo "$m"
 }
 
-# Kernel log lines after mark $1.
+# Kernel log lines after mark $1 (all of them if the mark left the ring).
 rtrs_dmesg_since()
 {
-	dmesg | tail -n +$(($1 + 1))
+	dmesg | awk -v m="$1" 'seen { print; next } index($0, m) { seen = 1; next } { all[n++] = $0 }
+		END { if (!seen) for (i = 0; i < n; i++) print all[i] }'
 }
 
 # Skip the whole test (KTAP "1..0 # SKIP reason", exit 4).

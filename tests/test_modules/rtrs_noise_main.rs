@@ -18,9 +18,9 @@
 //!   expires meanwhile is handled after it, the IRQ latency.
 //!
 //! `insmod rtrs_noise.ko cpu=1 irqoff_us=20000 period_ms=200`. Unloading
-//! stops the injection (at most one period later) and prints each of the
-//! first [`WINDOWS`] injections' start and end (CLOCK_MONOTONIC ns, as
-//! rtlat's records), then how many ran: a test matches them with the
+//! stops the injection (at most one period later: a second) and prints
+//! each of the last [`WINDOWS`] injections' start and end (CLOCK_MONOTONIC
+//! ns, as rtlat's records), then how many ran: a test matches them with the
 //! activations they delayed. An activation expected within an injection
 //! cannot come before its end in the stage the cause delays.
 
@@ -83,7 +83,7 @@ module! {
         },
         period_ms: u32 {
             default: 100,
-            description: "One injection every period_ms (10 to 10000)",
+            description: "One injection every period_ms (10 to 1000)",
         },
         irqoff_us: u32 {
             default: 0,
@@ -108,7 +108,7 @@ module! {
 /// of every watchdog (soft lockup, RCU stall: seconds).
 const MAX_US: u32 = 200_000;
 
-/// Injections whose times are kept and printed at unload.
+/// Injections whose times are kept (the last ones) and printed at unload.
 const WINDOWS: usize = 64;
 
 /// The cause injected.
@@ -177,8 +177,8 @@ struct Injector {
     timer: HrTimer<Self>,
     /// Injections done.
     count: Atomic<u64>,
-    /// The first injections' start and end, ns (written by the one
-    /// injecting context, read at unload).
+    /// The last injections' start and end, ns, injection `i` at `i %
+    /// WINDOWS` (written by the one injecting context, read at unload).
     starts: [Atomic<i64>; WINDOWS],
     ends: [Atomic<i64>; WINDOWS],
 }
@@ -187,12 +187,9 @@ impl Injector {
     /// One injection done, from `start` to `end`.
     fn done(&self, (start, end): (i64, i64)) {
         let n = self.count.load(Relaxed);
-        if let Ok(i) = usize::try_from(n) {
-            if i < WINDOWS {
-                self.starts[i].store(start, Relaxed);
-                self.ends[i].store(end, Relaxed);
-            }
-        }
+        let i = (n % WINDOWS as u64) as usize;
+        self.starts[i].store(start, Relaxed);
+        self.ends[i].store(end, Relaxed);
         self.count.store(n + 1, Relaxed);
     }
 }
@@ -206,7 +203,10 @@ impl HardTimerCallback for Injector {
         _irq: &HardIrq,
     ) -> HrTimerRestart {
         this.done(spin(this.dur.as_nanos()));
-        ctx.forward_now(this.period);
+        // Not a whole number of milliseconds: against a measurement on a
+        // grid of them, the injection starts at another phase each time
+        // (the threads' sleeps drift by themselves).
+        ctx.forward_now(this.period + Delta::from_micros(317));
         HrTimerRestart::Restart
     }
 }
@@ -289,8 +289,9 @@ impl kernel::Module for Noise {
         let (kind, us) = chosen()?;
         let cpu = u32::clone(&module_parameters::cpu.value());
         let period_ms = u32::clone(&module_parameters::period_ms.value());
-        if !(10..=10_000).contains(&period_ms) {
-            pr_err!("period_ms={period_ms} is outside 10..10000\n");
+        // (At most a second: unloading waits for the thread's sleep.)
+        if !(10..=1000).contains(&period_ms) {
+            pr_err!("period_ms={period_ms} is outside 10..1000\n");
             return Err(EINVAL);
         }
         if u64::from(us) * 2 > u64::from(period_ms) * 1000 {
@@ -340,15 +341,13 @@ impl Drop for Noise {
         self.thread = None;
         let inj = &self.injector;
         let n = inj.count.load(Relaxed);
-        for (i, (s, e)) in inj.starts.iter().zip(inj.ends.iter()).enumerate() {
-            if i as u64 >= n {
-                break;
-            }
+        for k in n.saturating_sub(WINDOWS as u64)..n {
+            let i = (k % WINDOWS as u64) as usize;
             pr_info!(
                 "injection {} from {} to {}\n",
-                i,
-                s.load(Relaxed),
-                e.load(Relaxed)
+                k,
+                inj.starts[i].load(Relaxed),
+                inj.ends[i].load(Relaxed)
             );
         }
         pr_info!(
