@@ -47,8 +47,8 @@ RTRS_ARCHES=$(awk 'NF { printf "%s%s", s, $1; s = " " }' <<<"$RTRS_ARCH_TABLE")
 # x86_64 guest of 8 CPUs, and a build check of the older tree on x86_64.
 # (Started in this order, two at a time: x86_64's, with the benchmark smoke
 # run, is the longest; the 8-CPU guest follows arm64's, riscv64's, lighter,
-# x86_64's, then Debian's two installed systems, amd64's and arm64's, as
-# the queues free.)
+# x86_64's, then Debian's two installed systems, arm64's (the longer,
+# after x86_64's) and amd64's, as the queues free.)
 # (A machine with CPUs past the UAPI's inline 256, "7.3:arm64:cpus=2/260",
 # takes its debug kernel three minutes more to boot: run by hand.)
 RTRS_DEFAULT_MATRIX="${RTRS_TREES%% *}:x86_64 ${RTRS_TREES%% *}:arm64 ${RTRS_TREES%% *}:x86_64:cpus=8:rt_env,rtlat_test ${RTRS_TREES%% *}:riscv64 ${RTRS_TREES##* }:x86_64:build"

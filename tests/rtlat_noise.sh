@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Known latency causes land where they belong. rtrs_noise.ko injects one
-# cause on one CPU, 20 ms every 200 ms, while `rtlat run` measures that CPU
+# cause on one CPU, 20 ms every 150 ms, while `rtlat run` measures that CPU
+# for 2 s
 # with every record kept (--raw); at unload the module prints each
 # injection's start and end. An activation whose stage the cause delays was
 # still to come when an injection began cannot complete before the
@@ -103,12 +104,12 @@ for kind in irqoff hardirq preemptoff fifo; do
 	*) stage=thread ;;
 	esac
 	mark=$(rtrs_dmesg_mark)
-	if ! insmod "$noise" cpu="$cpu" "${kind}_us=$N" period_ms=200; then
+	if ! insmod "$noise" cpu="$cpu" "${kind}_us=$N" period_ms=150; then
 		ktap_test_fail "$kind: injected"
 		ktap_test_fail "$kind: in the $stage stage"
 		continue
 	fi
-	rtlat run --cpus "$cpu" --duration 3s -q --raw "$tmp/$kind.csv" >"$tmp/out" 2>&1
+	rtlat run --cpus "$cpu" --duration 2s -q --raw "$tmp/$kind.csv" >"$tmp/out" 2>&1
 	rc=$?
 	rmmod rtrs_noise
 	rtrs_dmesg_since "$mark" >"$tmp/$kind.log"
