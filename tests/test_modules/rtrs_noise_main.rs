@@ -7,7 +7,7 @@
 //! one CPU once every `period_ms` until it is unloaded:
 //!
 //! - `irqoff_us`: a kernel thread (SCHED_OTHER) with interrupts disabled
-//!   (a raw spinlock taken with `raw_spin_lock_irqsave`). A timer that
+//!   (`local_irq_save`). A timer that
 //!   expires meanwhile interrupts late: the IRQ latency.
 //! - `preemptoff_us`: the same thread with preemption disabled only. The
 //!   timer interrupt comes in time; the thread it wakes waits: the thread
@@ -65,8 +65,10 @@ use rtrs::{
         RtThreadFn,
         ThreadContext, //
     },
-    preempt::PreemptGuard,
-    raw_spinlock::RawSpinLockIrq,
+    preempt::{
+        with_irqs_off,
+        PreemptGuard, //
+    },
     time::ktime_ns,
 };
 
@@ -163,15 +165,10 @@ fn spin(ns: i64) -> (i64, i64) {
 #[pin_data]
 struct Injector {
     kind: Kind,
-    /// Length of one injection, µs.
-    us: u32,
     /// Length of one injection.
     dur: Delta,
     /// Time between injections.
     period: Delta,
-    /// Taken with interrupts off for [`Kind::IrqOff`]; guards nothing.
-    #[pin]
-    irqoff: RawSpinLockIrq<()>,
     /// The timer of [`Kind::HardIrq`].
     #[pin]
     timer: HrTimer<Self>,
@@ -232,10 +229,7 @@ impl RtThreadFn for Injector {
             }
             let ns = this.dur.as_nanos();
             let window = match this.kind {
-                Kind::IrqOff => {
-                    let _irqs_off = this.irqoff.lock();
-                    spin(ns)
-                }
+                Kind::IrqOff => with_irqs_off(|_| spin(ns)),
                 Kind::PreemptOff => {
                     let _preempt_off = PreemptGuard::new();
                     spin(ns)
@@ -310,10 +304,8 @@ impl kernel::Module for Noise {
         let injector = Arc::pin_init(
             try_pin_init!(Injector {
                 kind,
-                us,
                 dur,
                 period,
-                irqoff <- crate::new_raw_spinlock_irq!(()),
                 timer <- HrTimer::new(),
                 count: Atomic::new(0),
                 starts: [const { Atomic::new(0) }; WINDOWS],
@@ -355,7 +347,7 @@ impl Drop for Noise {
             n,
             self.injector.kind.name(),
             self.cpu,
-            self.injector.us
+            self.injector.dur.as_micros_ceil()
         );
     }
 }
