@@ -107,7 +107,6 @@ pub(crate) struct RawEvent {
     pub(crate) name: *const c_char,
     pub(crate) policy: u16,
     pub(crate) prio: i16,
-    pub(crate) cpu: u32,
 }
 
 // The layouts `rust/shim.c` asserts too.

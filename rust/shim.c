@@ -384,13 +384,6 @@ void rtrs_local_irq_restore(unsigned long flags)
 static_assert(sizeof(struct rtrs_tp_event) == 48);
 static_assert(sizeof(struct rtrs_probes) == (2 + RTRS_TP_NR) * sizeof(void *));
 
-static const char *const rtrs_tp_names[RTRS_TP_NR] = {
-	"sched_switch",
-	"irq_handler_entry", "irq_handler_exit",
-	"softirq_entry", "softirq_exit",
-	"hrtimer_expire_entry", "hrtimer_expire_exit",
-};
-
 static __always_inline void rtrs_tp_deliver(void *data, struct rtrs_tp_event *ev)
 {
 	struct rtrs_probes *p = data;
@@ -398,7 +391,6 @@ static __always_inline void rtrs_tp_deliver(void *data, struct rtrs_tp_event *ev
 
 	local_irq_save(flags);
 	ev->at = ktime_get_ns();
-	ev->cpu = smp_processor_id();
 	p->handler(p->data, ev);
 	local_irq_restore(flags);
 }
@@ -483,7 +475,22 @@ static void rtrs_tp_hrtimer_exit(void *data, struct hrtimer *t)
 	rtrs_tp_deliver(data, &ev);
 }
 
-static void *rtrs_tp_probe(unsigned int i)
+/* The tracepoints probed, by name, and their probes. */
+static const struct {
+	const char *name;
+	void *probe;
+} rtrs_tps[RTRS_TP_NR] = {
+	{ "sched_switch", rtrs_tp_sched_switch },
+	{ "irq_handler_entry", rtrs_tp_irq_entry },
+	{ "irq_handler_exit", rtrs_tp_irq_exit },
+	{ "softirq_entry", rtrs_tp_softirq_entry },
+	{ "softirq_exit", rtrs_tp_softirq_exit },
+	{ "hrtimer_expire_entry", rtrs_tp_hrtimer_entry },
+	{ "hrtimer_expire_exit", rtrs_tp_hrtimer_exit },
+};
+
+/* Each probe's type is its tracepoint's (compile time only). */
+static void __maybe_unused rtrs_tp_check_types(void)
 {
 	check_trace_callback_type_sched_switch(rtrs_tp_sched_switch);
 	check_trace_callback_type_irq_handler_entry(rtrs_tp_irq_entry);
@@ -492,15 +499,6 @@ static void *rtrs_tp_probe(unsigned int i)
 	check_trace_callback_type_softirq_exit(rtrs_tp_softirq_exit);
 	check_trace_callback_type_hrtimer_expire_entry(rtrs_tp_hrtimer_entry);
 	check_trace_callback_type_hrtimer_expire_exit(rtrs_tp_hrtimer_exit);
-	switch (i) {
-	case 0: return rtrs_tp_sched_switch;
-	case 1: return rtrs_tp_irq_entry;
-	case 2: return rtrs_tp_irq_exit;
-	case 3: return rtrs_tp_softirq_entry;
-	case 4: return rtrs_tp_softirq_exit;
-	case 5: return rtrs_tp_hrtimer_entry;
-	default: return rtrs_tp_hrtimer_exit;
-	}
 }
 
 static void rtrs_tp_find(struct tracepoint *tp, void *priv)
@@ -509,7 +507,7 @@ static void rtrs_tp_find(struct tracepoint *tp, void *priv)
 	unsigned int i;
 
 	for (i = 0; i < RTRS_TP_NR; i++)
-		if (!strcmp(tp->name, rtrs_tp_names[i]))
+		if (!strcmp(tp->name, rtrs_tps[i].name))
 			p->tp[i] = tp;
 }
 
@@ -531,10 +529,10 @@ int rtrs_probes_register(struct rtrs_probes *p)
 		if (!p->tp[i])
 			return -ENOENT;
 	for (i = 0; i < RTRS_TP_NR; i++) {
-		err = tracepoint_probe_register(p->tp[i], rtrs_tp_probe(i), p);
+		err = tracepoint_probe_register(p->tp[i], rtrs_tps[i].probe, p);
 		if (err) {
 			for (j = 0; j < i; j++)
-				tracepoint_probe_unregister(p->tp[j], rtrs_tp_probe(j), p);
+				tracepoint_probe_unregister(p->tp[j], rtrs_tps[j].probe, p);
 			tracepoint_synchronize_unregister();
 			return err;
 		}
@@ -553,7 +551,7 @@ void rtrs_probes_unregister(struct rtrs_probes *p)
 
 	might_sleep();
 	for (i = 0; i < RTRS_TP_NR; i++)
-		WARN_ON_ONCE(tracepoint_probe_unregister(p->tp[i], rtrs_tp_probe(i), p));
+		WARN_ON_ONCE(tracepoint_probe_unregister(p->tp[i], rtrs_tps[i].probe, p));
 	tracepoint_synchronize_unregister();
 }
 #else

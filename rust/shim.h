@@ -90,7 +90,6 @@ struct rtrs_tp_event {
 	const char *name;	/* comm, the IRQ action's name, or NULL */
 	u16 policy;		/* a task's scheduling policy */
 	s16 prio;		/* its effective priority (see rtrs_tp_prio) */
-	u32 cpu;
 };
 
 /* Number of tracepoints probed. */

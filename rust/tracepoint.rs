@@ -51,11 +51,12 @@ use super::{
 
 /// What receives the events of [`Probes`].
 pub(crate) trait ProbeHandler: Send + Sync + 'static {
-    /// One event at `at` (ns, CLOCK_MONOTONIC) on CPU `cpu`, the CPU this
-    /// runs on, with local interrupts off (`irqs`); a CPU's events come in
-    /// the order they happened. Any context (hard IRQ included): short,
-    /// bounded, no allocation, no sleeping lock, no wake-up.
-    fn event(&self, irqs: &IrqsOff, cpu: u32, at: i64, event: Event);
+    /// One event at `at` (ns, CLOCK_MONOTONIC) on the CPU this runs on,
+    /// with local interrupts off (`irqs`, which names the CPU); a CPU's
+    /// events come in the order they happened. Any context (hard IRQ
+    /// included): short, bounded, no allocation, no sleeping lock, no
+    /// wake-up.
+    fn event(&self, irqs: &IrqsOff, at: i64, event: Event);
 }
 
 /// The probes of one handler, registered on every tracepoint of this
@@ -181,5 +182,5 @@ unsafe extern "C" fn trampoline<T: ProbeHandler>(data: *mut c_void, ev: *const c
             }
         }
     };
-    handler.event(irqs, ev.cpu, ev.at, event);
+    handler.event(irqs, ev.at, event);
 }

@@ -188,7 +188,7 @@ mod tests {
     }
 
     impl ProbeHandler for Timeline {
-        fn event(&self, irqs: &IrqsOff, _cpu: u32, at: i64, event: Event) {
+        fn event(&self, irqs: &IrqsOff, at: i64, event: Event) {
             self.cpus.with(irqs, |t| t.event(at, event));
             self.events.fetch_add(1, Relaxed);
         }
