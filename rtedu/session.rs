@@ -178,10 +178,12 @@ impl Source for EduSession {
             return Err(ENODEV);
         }
         // One channel: the device. A CPU set, a response stage or a
-        // deadline on it (there is no user thread coming back) or an
-        // irq-only session (the IRQ thread completes every event) cannot be
+        // deadline on it (there is no user thread coming back), an
+        // irq-only session (the IRQ thread completes every event) or blame
+        // (its activations are the device's, not a timer's) cannot be
         // honoured.
         if cpus.iter().any(|&w| w != 0)
+            || config.flags & uapi::CFG_BLAME != 0
             || !config.thread_stage()
             || config.stages & Stage::Response.bit() != 0
             || config.threshold_ns[Stage::Response] != 0

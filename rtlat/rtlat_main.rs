@@ -40,6 +40,7 @@ use kernel::{
 #[path = "../rust/rtrs.rs"]
 mod rtrs;
 
+mod blame;
 mod session;
 
 use rtrs::{

@@ -85,8 +85,10 @@ use kernel::{
     },
 };
 
+use crate::blame::Blame;
 use crate::rtrs::{
     barrier::smp_mb,
+    blame::Tally,
     context::{
         cancel_hard_timer,
         start_hard_timer,
@@ -196,6 +198,9 @@ pub(crate) struct CpuState {
     /// Stop sampling (set by stop, by a threshold trip, and when the CPU
     /// goes offline).
     stopping: Atomic<bool>,
+    /// This CPU's explained activations, in a blame session.
+    #[pin]
+    tally: TaskMutex<Tally>,
 }
 
 /// An activation as its hard IRQ saw it.
@@ -314,6 +319,7 @@ impl CpuState {
                 user_cv <- new_condvar!(),
                 produce <- crate::new_task_mutex!(()),
                 stopping: Atomic::new(false),
+                tally <- crate::new_task_mutex!(Tally::new()),
             }),
             GFP_KERNEL,
         )?;
@@ -487,6 +493,8 @@ pub(crate) struct Session {
     #[pin]
     out: Output,
     pub(crate) cpus: KVec<Arc<CpuState>>,
+    /// Late activations explained, if the config asks for it.
+    blame: Option<Pin<KBox<Blame>>>,
     /// Serialises `stop` (the owner's, and a close racing with it).
     #[pin]
     stop_lock: TaskMutex<()>,
@@ -532,6 +540,9 @@ impl RtThreadFn for Worker {
             handled = seq;
             let mut rec = cpu.fired_record(handled);
             rec.lat_ns[Stage::Thread] = now - cpu.expected.load(Relaxed);
+            if let Some(b) = &this.session.blame {
+                b.note(sleepable, &cpu.tally, &rec);
+            }
             if cpu.user_stage {
                 this.session.thread_done(sleepable, cpu, rec);
             } else {
@@ -603,6 +614,7 @@ impl Source for Session {
         }
         pushed?;
         measure::check_ring_budget(ids.len(), &config)?;
+        let blame = Blame::new(&config)?;
         let mut cpus = KVec::with_capacity(ids.len(), GFP_KERNEL)?;
         let mut chans = KVec::with_capacity(ids.len(), GFP_KERNEL)?;
         for &cpu in ids.iter() {
@@ -619,6 +631,7 @@ impl Source for Session {
                     readers,
                 ),
                 cpus,
+                blame,
                 stop_lock <- crate::new_task_mutex!(()),
                 threads <- crate::new_task_mutex!(KVec::new()),
             }),
@@ -636,7 +649,15 @@ impl Source for Session {
         // runs now) is seen offline here: no thread is bound to a dead CPU.
         let _hp = HotplugReadGuard::new(ctx);
         let mut threads = self.threads.lock(ctx);
-        self.out.set_running()?;
+        if let Some(b) = &self.blame {
+            b.attach(ctx)?;
+        }
+        if let Err(e) = self.out.set_running() {
+            if let Some(b) = &self.blame {
+                b.detach(ctx);
+            }
+            return Err(e);
+        }
         for cpu in self.cpus.iter() {
             if !cpu_online(cpu.cpu) {
                 self.out.chans[cpu.chan].went_offline.store(true, Relaxed);
@@ -681,6 +702,11 @@ impl Source for Session {
         // Joining the threads breaks the Session <-> Worker reference cycle.
         let threads = core::mem::take(&mut *self.threads.lock(ctx));
         drop(threads);
+        // No kernel thread explains any more; a user waiter still inside
+        // explains nothing new (its CPU's timeline stops here).
+        if let Some(b) = &self.blame {
+            b.detach(ctx);
+        }
         for cpu in self.cpus.iter() {
             cancel_hard_timer(&**cpu);
             // A user waiter still inside USER_WAIT (it was woken by `halt`)
@@ -712,6 +738,14 @@ impl Source for Session {
         }
         // Nothing can produce a record any more: the stream may end.
         self.out.set_finished(ctx);
+    }
+
+    /// `RTLAT_IOC_BLAME`: `cpu`'s late activations explained; `EINVAL`
+    /// unless the session explains them and samples `cpu`.
+    fn blame(&self, ctx: &Sleepable, cpu: u32) -> Result<KBox<uapi::Blame>> {
+        self.blame.as_ref().ok_or(EINVAL)?;
+        let c = self.cpu(cpu).ok_or(EINVAL)?;
+        Blame::report(ctx, cpu, &c.tally)
     }
 
     /// `RTLAT_IOC_USER_WAIT`: the user stage, from a thread pinned to a CPU.
@@ -911,6 +945,11 @@ impl Session {
             chan.unattended.store(false, Relaxed);
             // The user stage: what is left is the return to user space.
             rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
+            // (On its CPU still: `pin`.)
+            if let Some(b) = &self.blame {
+                b.note(ctx, &cpu.tally, &rec);
+            }
+            drop(pin);
             break (rec, tripped);
         };
         if tripped {

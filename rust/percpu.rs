@@ -98,6 +98,28 @@ impl<T: Sync> PerCpu<T> {
         })
     }
 
+    /// Allocates the slots, each all zero bytes (a valid `T`): for a `T`
+    /// too large to build on the stack. Sleeps (GFP_KERNEL); task context.
+    pub(crate) fn new_zeroed() -> Result<Self>
+    where
+        T: Zeroable,
+    {
+        if core::mem::size_of::<T>() == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: Plain allocation; returns NULL on failure.
+        let raw = unsafe {
+            ffi::rtrs_alloc_percpu(core::mem::size_of::<T>(), core::mem::align_of::<T>())
+        };
+        let ptr = NonNull::new(raw).ok_or(ENOMEM)?;
+        // INVARIANT: allocated with the layout of `T`, zeroed by the
+        // allocator: every slot is a valid `T` (`T: Zeroable`).
+        Ok(Self {
+            ptr,
+            _t: PhantomData,
+        })
+    }
+
     /// Pointer to CPU `cpu`'s slot.
     ///
     /// # Safety
@@ -160,6 +182,9 @@ struct IrqSlot<T> {
 // nested call. `T: Send`: the slots are made and dropped on any CPU.
 unsafe impl<T: Send> Sync for IrqSlot<T> {}
 
+// SAFETY: All zero is `busy` false and a zeroed `T`, valid for `T: Zeroable`.
+unsafe impl<T: Zeroable> Zeroable for IrqSlot<T> {}
+
 /// One `T` per possible CPU, reached mutably only by its own CPU with local
 /// interrupts off ([`PerCpuIrq::with`]): per-CPU state that hard-IRQ
 /// handlers and tracepoint probes update, and that the CPU's own task
@@ -184,6 +209,17 @@ impl<T: Send> PerCpuIrq<T> {
                 busy: Cell::new(false),
                 data: UnsafeCell::new(init(cpu)),
             })?,
+        })
+    }
+
+    /// Allocates the slots, each all zero bytes (a valid `T`): for a `T`
+    /// too large to build on the stack. Sleeps (GFP_KERNEL); task context.
+    pub(crate) fn new_zeroed() -> Result<Self>
+    where
+        T: Zeroable,
+    {
+        Ok(Self {
+            slots: PerCpu::new_zeroed()?,
         })
     }
 

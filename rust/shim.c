@@ -16,6 +16,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/interrupt.h>
+#include <linux/kallsyms.h>
 #include <linux/kthread.h>
 #include <linux/local_lock.h>
 #include <linux/pci.h>
@@ -361,6 +362,31 @@ unsigned long rtrs_local_irq_save(void)
 void rtrs_local_irq_restore(unsigned long flags)
 {
 	local_irq_restore(flags);
+}
+
+/*
+ * The name of the code at addr, for a report: "module:symbol" for a module's
+ * code, "symbol" for the kernel's, its address in hex without kallsyms;
+ * NUL-terminated in len bytes (len > 0). Task context (the symbol buffer is
+ * large).
+ */
+void rtrs_symbol_name(unsigned long addr, char *buf, size_t len)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	char *mod;
+	size_t n;
+
+	sprint_symbol_no_offset(sym, addr);
+	/* "symbol [module]" */
+	mod = strstr(sym, " [");
+	n = strlen(sym);
+	if (mod && n > 0 && sym[n - 1] == ']') {
+		sym[n - 1] = '\0';
+		*mod = '\0';
+		snprintf(buf, len, "%s:%s", mod + 2, sym);
+	} else {
+		strscpy(buf, sym, len);
+	}
 }
 
 /*

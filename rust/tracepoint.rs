@@ -116,6 +116,26 @@ impl<T: ProbeHandler> Drop for Probes<T> {
     }
 }
 
+/// Writes the name of the code at `addr` into `buf`, NUL-terminated and
+/// padded: `module:symbol` for a module's code, `symbol` for the kernel's
+/// (cut to fit), its address without kallsyms. For reports: the name of an
+/// hrtimer's callback ([`Kind::Timer`]'s `aux`).
+pub(crate) fn symbol_name(addr: u64, buf: &mut [u8], _ctx: &Sleepable) {
+    buf.fill(0);
+    if buf.is_empty() {
+        return;
+    }
+    // SAFETY: `buf` is writable for `buf.len()` bytes, more than zero; the
+    // shim writes at most that many, NUL included, and only reads kallsyms.
+    unsafe {
+        ffi::rtrs_symbol_name(
+            addr as kernel::ffi::c_ulong,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+}
+
 /// A name of at most [`NAME_LEN`] bytes from the NUL-terminated `p` (none
 /// if null).
 ///

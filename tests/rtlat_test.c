@@ -125,6 +125,10 @@ TEST(uapi_layout)
 	ASSERT_EQ(0xc0d8b704, RTLAT_IOC_STATUS);
 	ASSERT_EQ(0x4078b701, RTLAT_IOC_CONFIG);
 	ASSERT_EQ(168, sizeof(struct rtlat_stats));
+	ASSERT_EQ(96, sizeof(struct rtlat_blame_entry));
+	ASSERT_EQ(2792, sizeof(struct rtlat_blame));
+	ASSERT_EQ(104, offsetof(struct rtlat_blame, culprits));
+	ASSERT_EQ(0xcae8b709, RTLAT_IOC_BLAME);
 	ASSERT_EQ(8, offsetof(struct rtlat_config, period_ns));
 	ASSERT_EQ(56, offsetof(struct rtlat_config, threshold_ns));
 	ASSERT_EQ(24, offsetof(struct rtlat_record, lat_ns));

@@ -233,6 +233,22 @@ fn ioctl_status<S: Source, L: SessionLock<S>>(
     Ok(0)
 }
 
+/// `RTLAT_IOC_BLAME` for `session`: the request's CPU, answered in place.
+fn ioctl_blame<S: Source>(
+    ctx: &Sleepable,
+    session: kernel::sync::Arc<S>,
+    arg: usize,
+) -> Result<isize> {
+    let mut buf = KBox::new([0u8; uapi::BLAME_SIZE], GFP_KERNEL)?;
+    let (mut reader, mut writer) =
+        UserSlice::new(UserPtr::from_addr(arg), uapi::BLAME_SIZE).reader_writer();
+    reader.read_slice(&mut buf[..])?;
+    let cpu = uapi::Blame::decode_request(&buf[..]).map_err(uapi_err)?;
+    session.blame(ctx, cpu)?.encode(&mut buf);
+    writer.write_slice(&buf[..])?;
+    Ok(0)
+}
+
 /// The ioctls of `include/uapi/linux/rtlat.h` for file `id`.
 pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
     ctx: &Sleepable,
@@ -271,6 +287,7 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             ioctl_status(ctx, lock, id, cmd, arg)
         }
         ioc::STATS => ioctl_stats(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?.output(), arg),
+        ioc::BLAME => ioctl_blame(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?, arg),
         ioc::USER_WAIT if !S::USER_WAIT => Err(ENOTTY),
         ioc::USER_WAIT => {
             let rec = session(ctx, lock).ok_or(EINVAL)?.user_wait(ctx)?;

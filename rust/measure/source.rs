@@ -16,6 +16,7 @@ use crate::rtrs::{
     context::Sleepable,
     sync::TaskMutex,
     uapi::{
+        self,
         Config,
         Record,
         StopReason, //
@@ -58,6 +59,13 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
     /// `RTLAT_IOC_USER_WAIT`, where [`Self::USER_WAIT`]; `ENOTTY` otherwise.
     fn user_wait(&self, _ctx: &Sleepable) -> Result<Record> {
         Err(ENOTTY)
+    }
+
+    /// `RTLAT_IOC_BLAME`: `cpu`'s late activations explained; `EINVAL`
+    /// where the session does not explain them (the device cannot, or its
+    /// config did not ask) or does not sample `cpu`.
+    fn blame(&self, _ctx: &Sleepable, _cpu: u32) -> Result<KBox<uapi::Blame>> {
+        Err(EINVAL)
     }
 
     /// `read()` slept and is about to copy `rec` (the first record it got

@@ -39,6 +39,8 @@ enum rtlat_stage {
 #define RTLAT_RING_TOTAL_MAX_BYTES	(64ULL << 20)
 
 #define RTLAT_CFG_TRACING_OFF	(1U << 0)	/* tracing_off() on threshold */
+/* Explain late activations (needs the thread stage): RTLAT_IOC_BLAME. */
+#define RTLAT_CFG_BLAME		(1U << 1)
 
 struct rtlat_config {
 	__u32 size;			/* sizeof(struct rtlat_config) */
@@ -64,7 +66,10 @@ struct rtlat_config {
 	 * with the older ones such a machine's is E2BIG. */
 	__u64 cpus_ptr;
 	__u32 cpus_size;
-	__u32 reserved;			/* 0 */
+	/* With RTLAT_CFG_BLAME: explain the activations whose thread latency
+	 * is at least this many us (0: every one); else 0. (Reserved, 0,
+	 * before: with an older layout the flag explains every one.) */
+	__u32 blame_us;
 };
 /* The earlier layouts (without deadline_ns; without cpus_ptr):
  * RTLAT_IOC_CONFIG of programs built against them still works: it is
@@ -175,6 +180,60 @@ struct rtlat_stats {
 	__u64 percentiles[7];		/* out: p50 p90 p99 p99.9 p99.99 p99.999 p99.9999 */
 };
 
+/* The kinds of source (lib/rtcore/src/blame.rs). */
+enum rtlat_blame_kind {
+	RTLAT_BLAME_UNKNOWN = 0,	/* before what the CPU's timeline holds */
+	RTLAT_BLAME_TASK = 1,		/* id: pid (0: idle) */
+	RTLAT_BLAME_IRQ = 2,		/* id: IRQ number; name: its handler's */
+	RTLAT_BLAME_SOFTIRQ = 3,	/* id: vector (HI = 0 ... RCU = 9) */
+	RTLAT_BLAME_TIMER = 4,		/* id: hrtimer; aux, name: its callback */
+};
+
+#define RTLAT_BLAME_NAME_LEN	48
+#define RTLAT_BLAME_CULPRITS	16
+#define RTLAT_BLAME_IRQ_PARTS	4
+#define RTLAT_BLAME_THREAD_PARTS	8
+
+struct rtlat_blame_entry {
+	__u32 kind;			/* enum rtlat_blame_kind */
+	__u32 policy;			/* a task's SCHED_* */
+	__s32 prio;			/* a task's RT priority as it ran, 100 for
+					 * SCHED_DEADLINE, else its nice value */
+	__u32 count;			/* culprits: late activations it was part
+					 * of; parts: times it began or ran */
+	__u64 id;
+	__u64 aux;
+	__u64 ns;			/* its time */
+	__u64 worst_ns;			/* culprits: its largest part in one */
+	char name[RTLAT_BLAME_NAME_LEN];	/* comm, handler, module:symbol */
+};
+
+/* One CPU's activations whose thread latency reached the session's
+ * blame_us, explained by what ran on that CPU (the sched_switch, irq,
+ * softirq and hrtimer tracepoints) from the expected expiry to the
+ * interrupt (irq) and from the interrupt to the thread (thread): each
+ * part's time is exclusive, and the parts add up to the latency. */
+struct rtlat_blame {
+	__u32 size;
+	__u32 version;
+	__u32 cpu;			/* in */
+	__u32 nr_culprits;
+	__u64 explained;		/* late activations explained */
+	__u64 late_ns;			/* their thread latencies, summed */
+	__u64 other_ns;			/* time of sources past culprits[] */
+	/* The worst one (largest thread latency), if has_worst. */
+	__u32 has_worst;
+	__u32 nr_irq, nr_thread;
+	__u32 reserved;
+	__u64 seq, expected_ns;
+	__s64 irq_ns, thread_ns;
+	__u64 irq_other_ns, thread_other_ns;	/* sources past irq[], thread[] */
+	/* The sources over the run, most time first. */
+	struct rtlat_blame_entry culprits[RTLAT_BLAME_CULPRITS];
+	struct rtlat_blame_entry irq[RTLAT_BLAME_IRQ_PARTS];
+	struct rtlat_blame_entry thread[RTLAT_BLAME_THREAD_PARTS];
+};
+
 #define RTLAT_IOC_MAGIC		0xb7
 #define RTLAT_IOC_CONFIG	_IOW(RTLAT_IOC_MAGIC, 1, struct rtlat_config)
 #define RTLAT_IOC_CONFIG_V1	_IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V1])
@@ -191,5 +250,8 @@ struct rtlat_stats {
 /* Become the streaming reader of the current session and keep it: this
  * file's read(), STATUS and STATS answer from it until the file closes. */
 #define RTLAT_IOC_ATTACH	_IO(RTLAT_IOC_MAGIC, 8)
+/* A session configured with RTLAT_CFG_BLAME (else EINVAL; a CPU not in it:
+ * EINVAL): its late activations on one CPU, explained. */
+#define RTLAT_IOC_BLAME		_IOWR(RTLAT_IOC_MAGIC, 9, struct rtlat_blame)
 
 #endif /* _UAPI_LINUX_RTLAT_H */

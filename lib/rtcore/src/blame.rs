@@ -186,6 +186,10 @@ struct Transition {
 /// kept, newest first, their times non-decreasing towards the newest;
 /// `stack[..depth]` is the nesting, innermost last, and its innermost entry
 /// is the newest transition's source when `depth > 0`.
+///
+/// All zero bytes are [`Tracker::new`] (no transition, nothing nested,
+/// [`Kind::Unknown`] being 0): the kernel allocates large timelines zeroed
+/// rather than building them on its small stack.
 pub struct Tracker<const N: usize> {
     log: [Transition; N],
     /// Transitions ever recorded.
@@ -386,6 +390,13 @@ pub struct Explained {
 }
 
 impl Explained {
+    /// Nothing explained: an empty interval.
+    pub const EMPTY: Self = Self {
+        n: 0,
+        other_ns: 0,
+        total_ns: 0,
+    };
+
     fn add(&mut self, shares: &mut [Share], s: &Source, ns: u64, count: Count) {
         if let Some(sh) = shares[..self.n].iter_mut().find(|sh| sh.source.same(s)) {
             sh.ns += ns;
@@ -427,6 +438,219 @@ impl Explained {
                 j -= 1;
             }
         }
+    }
+}
+
+/// Parts of a late activation's interrupt latency kept by [`Analysis`].
+pub const IRQ_PARTS: usize = 4;
+/// Parts of the time from its interrupt to its thread kept by [`Analysis`].
+pub const THREAD_PARTS: usize = 8;
+/// Sources a CPU's [`Tally`] ranks over a run.
+pub const CULPRITS: usize = 16;
+
+/// One late activation explained: its interrupt latency (from the expected
+/// expiry to the interrupt) and the rest of its thread latency (from the
+/// interrupt to the thread), each split into the sources that ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Analysis {
+    /// The activation's sequence number.
+    pub seq: u64,
+    /// Its expected expiry (ns, the tracker's clock).
+    pub expected_ns: i64,
+    /// Its interrupt latency (ns after the expected expiry).
+    pub irq_ns: i64,
+    /// Its thread latency (ns after the expected expiry).
+    pub thread_ns: i64,
+    /// What ran before the interrupt, largest first.
+    pub irq: [Share; IRQ_PARTS],
+    /// How `irq` adds up.
+    pub irq_ex: Explained,
+    /// What ran from the interrupt to the thread, largest first.
+    pub thread: [Share; THREAD_PARTS],
+    /// How `thread` adds up.
+    pub thread_ex: Explained,
+}
+
+impl Analysis {
+    /// Nothing explained.
+    pub const EMPTY: Self = Self {
+        seq: 0,
+        expected_ns: 0,
+        irq_ns: 0,
+        thread_ns: 0,
+        irq: [Share::EMPTY; IRQ_PARTS],
+        irq_ex: Explained::EMPTY,
+        thread: [Share::EMPTY; THREAD_PARTS],
+        thread_ex: Explained::EMPTY,
+    };
+
+    /// Explains activation `seq`, expected at `expected`, whose interrupt
+    /// came `irq_ns` and thread `thread_ns` after it, from the timeline of
+    /// its CPU. Bounded work (one pass over the timeline per part).
+    pub fn explain<const N: usize>(
+        t: &Tracker<N>,
+        seq: u64,
+        expected: i64,
+        irq_ns: i64,
+        thread_ns: i64,
+    ) -> Self {
+        let mut a = Self {
+            seq,
+            expected_ns: expected,
+            irq_ns,
+            thread_ns,
+            ..Self::EMPTY
+        };
+        let irq_at = expected + irq_ns.max(0);
+        a.irq_ex = t.explain(expected, irq_at, &mut a.irq);
+        a.thread_ex = t.explain(irq_at, expected + thread_ns, &mut a.thread);
+        a
+    }
+
+    /// Both parts' shares, the interrupt's first.
+    pub fn shares(&self) -> impl Iterator<Item = &Share> {
+        self.irq[..self.irq_ex.n]
+            .iter()
+            .chain(self.thread[..self.thread_ex.n].iter())
+    }
+}
+
+/// A source's part in one CPU's late activations over a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Culprit {
+    /// The source.
+    pub source: Source,
+    /// Its time in the late activations, both parts.
+    pub ns: u64,
+    /// Late activations it had a part in.
+    pub count: u64,
+    /// Its largest part in one activation.
+    pub worst_ns: u64,
+}
+
+impl Culprit {
+    /// No source.
+    pub const EMPTY: Self = Self {
+        source: Source::UNKNOWN,
+        ns: 0,
+        count: 0,
+        worst_ns: 0,
+    };
+}
+
+/// One CPU's late activations over a run: the sources that delayed them,
+/// by the time they took, and the latest activation explained.
+///
+/// # Invariants
+///
+/// `culprits[..n]` are distinct sources; the time of every activation
+/// added is in them, in `other_ns`, or was the evicted part of a source
+/// counted in `other_ns`: `sum(culprits[..n].ns) + other_ns == late_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tally {
+    /// Late activations explained.
+    pub explained: u64,
+    /// Their thread latency, summed.
+    pub late_ns: u64,
+    /// Time of the sources that found no room in `culprits`.
+    pub other_ns: u64,
+    /// Entries of `culprits` in use.
+    pub n: usize,
+    /// The sources, in no order (see [`Self::ranked`]).
+    pub culprits: [Culprit; CULPRITS],
+    /// The worst activation explained (largest thread latency), if any.
+    pub worst: Option<Analysis>,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tally {
+    /// Nothing explained yet.
+    pub const fn new() -> Self {
+        Self {
+            explained: 0,
+            late_ns: 0,
+            other_ns: 0,
+            n: 0,
+            culprits: [Culprit::EMPTY; CULPRITS],
+            worst: None,
+        }
+    }
+
+    /// Adds one explained activation. Where `culprits` has no room, the
+    /// source with the least time goes to `other_ns` if this one took more.
+    pub fn add(&mut self, a: &Analysis) {
+        self.explained += 1;
+        self.late_ns += a.irq_ex.total_ns + a.thread_ex.total_ns;
+        self.other_ns += a.irq_ex.other_ns + a.thread_ex.other_ns;
+        // One activation's parts, by source (a task may delay both the
+        // interrupt and the thread).
+        let mut mine = [Share::EMPTY; IRQ_PARTS + THREAD_PARTS];
+        let mut k = 0;
+        for sh in a.shares() {
+            match mine[..k].iter_mut().find(|m| m.source.same(&sh.source)) {
+                Some(m) => m.ns += sh.ns,
+                None => {
+                    mine[k] = *sh;
+                    k += 1;
+                }
+            }
+        }
+        for m in &mine[..k] {
+            self.credit(&m.source, m.ns);
+        }
+        if self.worst.is_none_or(|w| a.thread_ns > w.thread_ns) {
+            self.worst = Some(*a);
+        }
+    }
+
+    fn credit(&mut self, s: &Source, ns: u64) {
+        if let Some(c) = self.culprits[..self.n]
+            .iter_mut()
+            .find(|c| c.source.same(s))
+        {
+            c.ns += ns;
+            c.count += 1;
+            c.worst_ns = c.worst_ns.max(ns);
+            c.source = *s;
+            return;
+        }
+        let new = Culprit {
+            source: *s,
+            ns,
+            count: 1,
+            worst_ns: ns,
+        };
+        if self.n < CULPRITS {
+            self.culprits[self.n] = new;
+            self.n += 1;
+            return;
+        }
+        match self.culprits.iter_mut().min_by_key(|c| c.ns) {
+            Some(min) if min.ns < ns => {
+                self.other_ns += min.ns;
+                *min = new;
+            }
+            _ => self.other_ns += ns,
+        }
+    }
+
+    /// The sources, most time first.
+    pub fn ranked(&self) -> [Culprit; CULPRITS] {
+        let mut r = self.culprits;
+        let s = &mut r[..self.n];
+        for i in 1..s.len() {
+            let mut j = i;
+            while j > 0 && s[j - 1].ns < s[j].ns {
+                s.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        r
     }
 }
 
@@ -695,5 +919,80 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_analysis_splits_the_thread_latency_at_the_interrupt() {
+        // Interrupts off in "irqoff" from 0 to 20000: the timer expected at
+        // 1000 comes at 20000; then "hog" (FIFO 99) runs before the thread.
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(task(43, "irqoff")));
+        t.event(20000, Event::Enter(timer(0xabc)));
+        t.event(20002, Event::Exit(Kind::Timer, 0xabc));
+        t.event(20010, Event::Switch(fifo(9, "hog", 99)));
+        t.event(30010, Event::Switch(fifo(7, "rtlat/1", 95)));
+        let a = Analysis::explain(&t, 5, 1000, 19000, 29020);
+        assert_eq!(a.irq_ex.total_ns + a.thread_ex.total_ns, 29020);
+        assert_eq!(a.irq[..a.irq_ex.n].len(), 1);
+        assert_eq!(a.irq[0].source, task(43, "irqoff"));
+        assert_eq!(a.irq[0].ns, 19000);
+        assert_eq!(a.thread[0].source, fifo(9, "hog", 99));
+        assert_eq!(a.thread[0].ns, 10000);
+        let mut tally = Tally::new();
+        tally.add(&a);
+        let r = tally.ranked();
+        assert_eq!(tally.n, 4);
+        assert_eq!(r[0].source.name_bytes(), b"irqoff");
+        // "irqoff" ran before the interrupt and after it (8 ns): one part.
+        assert_eq!((r[0].ns, r[0].count, r[0].worst_ns), (19008, 1, 19008));
+        assert_eq!(r[1].source.name_bytes(), b"hog");
+        assert_eq!(tally.worst, Some(a));
+    }
+
+    #[test]
+    fn a_tally_adds_up_and_keeps_the_largest_sources() {
+        let mut tally = Tally::new();
+        let mut worst = 0;
+        // Many one-source activations: more sources than the tally has
+        // room for, the later ones larger.
+        for i in 0..(CULPRITS as u64 * 3) {
+            let mut t = Tracker::<4>::new();
+            t.event(0, Event::Switch(task(100 + i, "noise")));
+            let len = 1000 + i as i64 * 10;
+            t.event(len, Event::Switch(fifo(7, "rtlat/1", 95)));
+            let a = Analysis::explain(&t, i, 0, 0, len);
+            worst = worst.max(len);
+            tally.add(&a);
+            // The same source before and after the interrupt of one more
+            // (short) activation: one count.
+            if i == 0 {
+                let b = Analysis::explain(&t, i, 0, 10, 20);
+                tally.add(&b);
+            }
+        }
+        let r = tally.ranked();
+        let sum: u64 = r[..tally.n].iter().map(|c| c.ns).sum();
+        assert_eq!(sum + tally.other_ns, tally.late_ns);
+        assert_eq!(tally.n, CULPRITS);
+        for w in r[..tally.n].windows(2) {
+            assert!(w[0].ns >= w[1].ns);
+        }
+        // The largest (latest) sources stayed.
+        assert_eq!(r[0].source.id, 100 + CULPRITS as u64 * 3 - 1);
+        assert_eq!(tally.worst.map(|w| w.thread_ns), Some(worst));
+        assert_eq!(tally.explained, CULPRITS as u64 * 3 + 1);
+    }
+
+    #[test]
+    fn zeroed_is_new() {
+        // SAFETY: Only integers, a bool and a `repr(u32)` enum, all zero.
+        let z: Tracker<4> = unsafe { core::mem::zeroed() };
+        let n = Tracker::<4>::new();
+        assert_eq!((z.total, z.depth), (n.total, n.depth));
+        assert_eq!(z.stack, n.stack);
+        for (a, b) in z.log.iter().zip(n.log.iter()) {
+            assert_eq!((a.at, a.source, a.resumed), (b.at, b.source, b.resumed));
+        }
+        assert_eq!(Kind::Unknown as u32, 0);
     }
 }

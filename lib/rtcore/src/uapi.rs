@@ -9,6 +9,8 @@
 //! misinterpretation. The layouts are checked against the C header by the
 //! kselftest `uapi_layout` test.
 
+use super::blame;
+
 /// Version of this ABI. Structures with another version are refused.
 pub const VERSION: u32 = 1;
 
@@ -137,7 +139,11 @@ pub const RING_TOTAL_MAX_BYTES: u64 = 64 << 20;
 /// Config flag: call `tracing_off()` when a threshold is exceeded.
 pub const CFG_TRACING_OFF: u32 = 1;
 /// All known config flags.
-pub const CFG_FLAGS: u32 = CFG_TRACING_OFF;
+/// Explain late activations: what ran on their CPU between the expected
+/// expiry and the thread ([`Config::blame_us`], `RTLAT_IOC_BLAME`).
+pub const CFG_BLAME: u32 = 1 << 1;
+/// Every `CFG_*` flag.
+pub const CFG_FLAGS: u32 = CFG_TRACING_OFF | CFG_BLAME;
 
 /// Record flag: the stage's latency was not measured.
 pub const REC_NO_USER: u32 = 1 << 0;
@@ -364,6 +370,10 @@ pub struct Config {
     /// CPU" may include CPUs past [`MAX_CPUS`]. False for a program built
     /// against an older layout, whose STATUS could not name them.
     pub wide: bool,
+    /// With [`CFG_BLAME`]: explain the activations whose thread latency is
+    /// at least this many µs (0: every one). Current layout only: with an
+    /// older one, the flag explains every activation.
+    pub blame_us: u32,
 }
 
 impl Default for Config {
@@ -380,6 +390,7 @@ impl Default for Config {
             cpus_ptr: 0,
             cpus_size: 0,
             wide: true,
+            blame_us: 0,
         }
     }
 }
@@ -415,9 +426,7 @@ impl Config {
         if c.wide {
             c.cpus_ptr = r.u64();
             c.cpus_size = r.u32();
-            if r.u32() != 0 {
-                return Err(UapiError::Invalid);
-            }
+            c.blame_us = r.u32();
         }
         c.validate()?;
         Ok(c)
@@ -446,6 +455,9 @@ impl Config {
             || (self.cpus_ptr != 0 && self.cpus.iter().any(|&w| w != 0))
             || self.cpus_size % 8 != 0
             || self.cpus_size > CPUS_SIZE_MAX
+            // Blame explains the thread stage, at a threshold it was asked for.
+            || (self.flags & CFG_BLAME != 0 && !self.thread_stage())
+            || (self.blame_us != 0 && self.flags & CFG_BLAME == 0)
         {
             return Err(UapiError::Invalid);
         }
@@ -471,7 +483,7 @@ impl Config {
         w.u64(self.deadline_ns);
         w.u64(self.cpus_ptr);
         w.u32(self.cpus_size);
-        w.u32(0);
+        w.u32(self.blame_us);
     }
 
     /// The CPUs a session of this config samples, in increasing order,
@@ -847,6 +859,326 @@ impl Stats {
     }
 }
 
+/// Bytes of a source's name in a [`BlameEntry`]: a task's comm, an IRQ
+/// handler's name, or an hrtimer callback's `module:symbol`.
+pub const BLAME_NAME_LEN: usize = 48;
+/// Byte size of a [`BlameEntry`].
+pub const BLAME_ENTRY_SIZE: usize = 4 * 4 + 4 * 8 + BLAME_NAME_LEN;
+/// Byte size of [`Blame`].
+pub const BLAME_SIZE: usize = 8
+    + 4
+    + 4
+    + 3 * 8
+    + 4 * 4
+    + 6 * 8
+    + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE;
+
+/// `struct rtlat_blame_entry`: one source and its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlameEntry {
+    /// [`blame::Kind`] as its ABI value.
+    pub kind: u32,
+    /// A task's scheduling policy; 0 for the others.
+    pub policy: u32,
+    /// A task's effective priority (see [`blame::Source::prio`]).
+    pub prio: i32,
+    /// In the run's ranking: late activations it had a part in; in an
+    /// analysis: the times it began (or was running) in the interval.
+    pub count: u32,
+    /// pid, IRQ number, softirq vector, or hrtimer address.
+    pub id: u64,
+    /// An hrtimer's callback address; 0 for the others.
+    pub aux: u64,
+    /// Its time, ns.
+    pub ns: u64,
+    /// In the run's ranking: its largest part in one activation; 0 in an
+    /// analysis.
+    pub worst_ns: u64,
+    /// Its name, NUL-padded.
+    pub name: [u8; BLAME_NAME_LEN],
+}
+
+impl BlameEntry {
+    /// No source.
+    pub const EMPTY: Self = Self {
+        kind: 0,
+        policy: 0,
+        prio: 0,
+        count: 0,
+        id: 0,
+        aux: 0,
+        ns: 0,
+        worst_ns: 0,
+        name: [0; BLAME_NAME_LEN],
+    };
+
+    /// `s`, its time `ns` (`count`, `worst_ns`), named by its own name;
+    /// `name` may replace it (an hrtimer's callback symbol).
+    pub fn new(
+        s: &blame::Source,
+        ns: u64,
+        count: u64,
+        worst_ns: u64,
+        name: &mut impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
+    ) -> Self {
+        let mut e = Self {
+            kind: s.kind as u32,
+            policy: u32::from(s.policy),
+            prio: i32::from(s.prio),
+            count: count.min(u64::from(u32::MAX)) as u32,
+            id: s.id,
+            aux: s.aux,
+            ns,
+            worst_ns,
+            ..Self::EMPTY
+        };
+        let own = s.name_bytes();
+        e.name[..own.len()].copy_from_slice(own);
+        name(s, &mut e.name);
+        e
+    }
+
+    /// The name, up to its first NUL.
+    pub fn name_bytes(&self) -> &[u8] {
+        let n = self
+            .name
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(BLAME_NAME_LEN);
+        &self.name[..n]
+    }
+
+    fn encode(&self, w: &mut Wr<'_>) {
+        w.u32(self.kind);
+        w.u32(self.policy);
+        w.u32(self.prio as u32);
+        w.u32(self.count);
+        w.u64(self.id);
+        w.u64(self.aux);
+        w.u64(self.ns);
+        w.u64(self.worst_ns);
+        w.b[w.at..w.at + BLAME_NAME_LEN].copy_from_slice(&self.name);
+        w.at += BLAME_NAME_LEN;
+    }
+
+    fn decode(r: &mut Rd<'_>) -> Result<Self, UapiError> {
+        let mut e = Self {
+            kind: r.u32(),
+            policy: r.u32(),
+            prio: r.u32() as i32,
+            count: r.u32(),
+            id: r.u64(),
+            aux: r.u64(),
+            ns: r.u64(),
+            worst_ns: r.u64(),
+            ..Self::EMPTY
+        };
+        e.name.copy_from_slice(&r.b[r.at..r.at + BLAME_NAME_LEN]);
+        r.at += BLAME_NAME_LEN;
+        if blame::Kind::from_raw(e.kind).is_none() {
+            return Err(UapiError::Invalid);
+        }
+        Ok(e)
+    }
+}
+
+/// The worst late activation of a CPU, explained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlameWorst {
+    /// Its sequence number.
+    pub seq: u64,
+    /// Its expected expiry, CLOCK_MONOTONIC ns.
+    pub expected_ns: u64,
+    /// Its irq and thread latencies, ns.
+    pub irq_ns: i64,
+    /// (See `irq_ns`.)
+    pub thread_ns: i64,
+    /// Time before the interrupt of sources past `irq`.
+    pub irq_other_ns: u64,
+    /// Time after the interrupt of sources past `thread`.
+    pub thread_other_ns: u64,
+    /// Entries of `irq` in use.
+    pub nr_irq: u32,
+    /// Entries of `thread` in use.
+    pub nr_thread: u32,
+    /// What ran from the expected expiry to the interrupt, largest first.
+    pub irq: [BlameEntry; blame::IRQ_PARTS],
+    /// What ran from the interrupt to the thread, largest first.
+    pub thread: [BlameEntry; blame::THREAD_PARTS],
+}
+
+/// `struct rtlat_blame` (`RTLAT_IOC_BLAME`): one CPU's late activations
+/// explained, over the session so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blame {
+    /// In: the CPU.
+    pub cpu: u32,
+    /// Late activations explained.
+    pub explained: u64,
+    /// Their thread latencies, summed (ns).
+    pub late_ns: u64,
+    /// Time of sources past `culprits` (ns).
+    pub other_ns: u64,
+    /// Entries of `culprits` in use.
+    pub nr_culprits: u32,
+    /// The sources, most time first: `ns` their time in the late
+    /// activations, `count` how many they were part of, `worst_ns` their
+    /// largest part in one.
+    pub culprits: [BlameEntry; blame::CULPRITS],
+    /// The worst activation, if any was explained.
+    pub worst: Option<BlameWorst>,
+}
+
+impl Blame {
+    /// The answer for `cpu` from its tally; `name` may rename a source
+    /// (the kernel names hrtimer callbacks by symbol).
+    pub fn from_tally(
+        cpu: u32,
+        t: &blame::Tally,
+        mut name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
+    ) -> Self {
+        let mut b = Self {
+            cpu,
+            explained: t.explained,
+            late_ns: t.late_ns,
+            other_ns: t.other_ns,
+            nr_culprits: t.n as u32,
+            culprits: [BlameEntry::EMPTY; blame::CULPRITS],
+            worst: None,
+        };
+        for (e, c) in b.culprits.iter_mut().zip(t.ranked()[..t.n].iter()) {
+            *e = BlameEntry::new(&c.source, c.ns, c.count, c.worst_ns, &mut name);
+        }
+        b.worst = t.worst.map(|a| {
+            let mut w = BlameWorst {
+                seq: a.seq,
+                expected_ns: a.expected_ns as u64,
+                irq_ns: a.irq_ns,
+                thread_ns: a.thread_ns,
+                irq_other_ns: a.irq_ex.other_ns,
+                thread_other_ns: a.thread_ex.other_ns,
+                nr_irq: a.irq_ex.n as u32,
+                nr_thread: a.thread_ex.n as u32,
+                irq: [BlameEntry::EMPTY; blame::IRQ_PARTS],
+                thread: [BlameEntry::EMPTY; blame::THREAD_PARTS],
+            };
+            for (e, s) in w.irq.iter_mut().zip(a.irq[..a.irq_ex.n].iter()) {
+                *e = BlameEntry::new(&s.source, s.ns, u64::from(s.count), 0, &mut name);
+            }
+            for (e, s) in w.thread.iter_mut().zip(a.thread[..a.thread_ex.n].iter()) {
+                *e = BlameEntry::new(&s.source, s.ns, u64::from(s.count), 0, &mut name);
+            }
+            w
+        });
+        b
+    }
+
+    /// Decodes a request: the CPU.
+    pub fn decode_request(b: &[u8]) -> Result<u32, UapiError> {
+        let mut r = header(b, BLAME_SIZE)?;
+        Ok(r.u32())
+    }
+
+    /// Encodes a request for `cpu` into `b`.
+    pub fn encode_request(cpu: u32, b: &mut [u8; BLAME_SIZE]) {
+        b.fill(0);
+        let mut w = Wr { b, at: 0 };
+        w.u32(BLAME_SIZE as u32);
+        w.u32(VERSION);
+        w.u32(cpu);
+    }
+
+    /// Encodes into `b`.
+    pub fn encode(&self, b: &mut [u8; BLAME_SIZE]) {
+        let mut w = Wr { b, at: 0 };
+        w.u32(BLAME_SIZE as u32);
+        w.u32(VERSION);
+        w.u32(self.cpu);
+        w.u32(self.nr_culprits);
+        w.u64(self.explained);
+        w.u64(self.late_ns);
+        w.u64(self.other_ns);
+        let none = BlameWorst {
+            seq: 0,
+            expected_ns: 0,
+            irq_ns: 0,
+            thread_ns: 0,
+            irq_other_ns: 0,
+            thread_other_ns: 0,
+            nr_irq: 0,
+            nr_thread: 0,
+            irq: [BlameEntry::EMPTY; blame::IRQ_PARTS],
+            thread: [BlameEntry::EMPTY; blame::THREAD_PARTS],
+        };
+        let wst = self.worst.as_ref().unwrap_or(&none);
+        w.u32(u32::from(self.worst.is_some()));
+        w.u32(wst.nr_irq);
+        w.u32(wst.nr_thread);
+        w.u32(0);
+        w.u64(wst.seq);
+        w.u64(wst.expected_ns);
+        w.i64(wst.irq_ns);
+        w.i64(wst.thread_ns);
+        w.u64(wst.irq_other_ns);
+        w.u64(wst.thread_other_ns);
+        for e in self
+            .culprits
+            .iter()
+            .chain(wst.irq.iter())
+            .chain(wst.thread.iter())
+        {
+            e.encode(&mut w);
+        }
+    }
+
+    /// Decodes an answer.
+    pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
+        let mut r = header(b, BLAME_SIZE)?;
+        let cpu = r.u32();
+        let nr_culprits = r.u32();
+        let (explained, late_ns, other_ns) = (r.u64(), r.u64(), r.u64());
+        let has_worst = r.u32();
+        let (nr_irq, nr_thread, pad) = (r.u32(), r.u32(), r.u32());
+        let mut w = BlameWorst {
+            nr_irq,
+            nr_thread,
+            seq: r.u64(),
+            expected_ns: r.u64(),
+            irq_ns: r.u64() as i64,
+            thread_ns: r.u64() as i64,
+            irq_other_ns: r.u64(),
+            thread_other_ns: r.u64(),
+            irq: [BlameEntry::EMPTY; blame::IRQ_PARTS],
+            thread: [BlameEntry::EMPTY; blame::THREAD_PARTS],
+        };
+        if has_worst > 1
+            || pad != 0
+            || nr_culprits as usize > blame::CULPRITS
+            || nr_irq as usize > blame::IRQ_PARTS
+            || nr_thread as usize > blame::THREAD_PARTS
+        {
+            return Err(UapiError::Invalid);
+        }
+        let mut culprits = [BlameEntry::EMPTY; blame::CULPRITS];
+        for e in culprits
+            .iter_mut()
+            .chain(w.irq.iter_mut())
+            .chain(w.thread.iter_mut())
+        {
+            *e = BlameEntry::decode(&mut r)?;
+        }
+        Ok(Self {
+            cpu,
+            explained,
+            late_ns,
+            other_ns,
+            nr_culprits,
+            culprits,
+            worst: (has_worst == 1).then_some(w),
+        })
+    }
+}
+
 /// The histogram layout identifier reported in [`Stats::hist_layout`].
 pub const HIST_LAYOUT: u32 = (super::hist::SUB_BITS << 8) | super::hist::OCTAVES;
 
@@ -890,6 +1222,9 @@ pub mod ioc {
     /// and keep it: this file's read(), STATUS and STATS answer from it
     /// until the file closes, whatever its owner does meanwhile.
     pub const ATTACH: u32 = ioc(0, 8, 0);
+    /// `_IOWR(0xb7, 9, struct rtlat_blame)`: a CPU's late activations
+    /// explained (a session configured with `RTLAT_CFG_BLAME`).
+    pub const BLAME: u32 = ioc(R | W, 9, BLAME_SIZE);
 }
 
 #[cfg(test)]
@@ -1085,7 +1420,7 @@ mod tests {
         u.deadline_ns = 0;
         assert_eq!(Config::decode(&b1), Ok(u));
         // The set at cpus_ptr: a size that is a multiple of 8 up to the
-        // bound, with no inline set; the reserved word zero.
+        // bound, with no inline set.
         let p = Config {
             cpus_ptr: 0x1000,
             cpus_size: 40,
@@ -1105,12 +1440,81 @@ mod tests {
             x.encode(&mut b);
             assert_eq!(Config::decode(&b), Err(UapiError::Invalid), "{x:?}");
         }
+        // Blame: a threshold only with the flag (the word was reserved, zero,
+        // before), and only with a thread stage to explain.
         p.encode(&mut b);
         b[CONFIG_SIZE - 1] = 1;
+        assert_eq!(Config::decode(&b), Err(UapiError::Invalid));
+        let bl = Config {
+            flags: CFG_BLAME,
+            blame_us: 100,
+            ..Default::default()
+        };
+        bl.encode(&mut b);
+        assert_eq!(Config::decode(&b), Ok(bl));
+        let irq_only = Config {
+            stages: Stage::Irq.bit(),
+            ..bl
+        };
+        irq_only.encode(&mut b);
         assert_eq!(Config::decode(&b), Err(UapiError::Invalid));
         // A first-layout size field on a buffer of the new size: refused.
         b[..4].copy_from_slice(&(CONFIG_SIZE_V1 as u32).to_ne_bytes());
         assert_eq!(Config::decode(&b), Err(UapiError::Size));
+    }
+
+    #[test]
+    fn blame_round_trips_with_names_and_refuses_bad_counts() {
+        use blame::{
+            Analysis,
+            Event,
+            Kind,
+            Source,
+            Tally,
+            Tracker, //
+        };
+        assert_eq!(BLAME_ENTRY_SIZE, 96);
+        assert_eq!(BLAME_SIZE, 2792);
+        assert_eq!(ioc::BLAME, 0xcae8_b709);
+        let mut t = Tracker::<8>::new();
+        t.event(0, Event::Switch(Source::task(42, b"noise_fifo/1", 1, 96)));
+        t.event(
+            500,
+            Event::Enter(Source::new(Kind::Timer, 0xffff_0000, b"")),
+        );
+        t.event(600, Event::Exit(Kind::Timer, 0xffff_0000));
+        t.event(900, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
+        let mut tally = Tally::new();
+        tally.add(&Analysis::explain(&t, 3, 100, 450, 850));
+        let b = Blame::from_tally(1, &tally, |s, name| {
+            if s.kind == Kind::Timer {
+                name.fill(0);
+                name[..7].copy_from_slice(b"mod:sym");
+            }
+        });
+        assert_eq!(b.nr_culprits, 3);
+        assert_eq!(b.culprits[0].name_bytes(), b"noise_fifo/1");
+        assert_eq!((b.culprits[0].policy, b.culprits[0].prio), (1, 96));
+        assert_eq!(b.culprits[1].name_bytes(), b"mod:sym");
+        let w = b.worst.unwrap();
+        assert_eq!((w.nr_irq, w.nr_thread, w.thread_ns), (2, 3, 850));
+        let mut buf = [0u8; BLAME_SIZE];
+        b.encode(&mut buf);
+        assert_eq!(Blame::decode(&buf), Ok(b));
+        Blame::encode_request(5, &mut buf);
+        assert_eq!(Blame::decode_request(&buf), Ok(5));
+        // Nothing explained: no worst.
+        let e = Blame::from_tally(0, &Tally::new(), |_, _| {});
+        e.encode(&mut buf);
+        assert_eq!(Blame::decode(&buf).map(|d| d.worst), Ok(None));
+        // Counts past the arrays, an unknown kind: refused.
+        b.encode(&mut buf);
+        buf[12..16].copy_from_slice(&17u32.to_ne_bytes());
+        assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
+        b.encode(&mut buf);
+        buf[104..108].copy_from_slice(&9u32.to_ne_bytes());
+        assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
+        assert_eq!(Blame::decode(&buf[..100]), Err(UapiError::Size));
     }
 
     #[test]

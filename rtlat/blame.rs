@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Blame: why a late activation was late, from what ran on its CPU.
+//!
+//! A session configured with `RTLAT_CFG_BLAME` keeps one timeline per CPU
+//! ([`Timelines`], fed by the scheduler and interrupt tracepoints through
+//! [`Probes`], which are registered while it samples and only then). When
+//! an activation's thread latency reaches the session's `blame_us`, the
+//! task that measured it — on that CPU, its kernel thread or user waiter —
+//! splits the latency into what ran ([`Analysis`]: from the expected expiry
+//! to the interrupt, and from the interrupt to the thread), with interrupts
+//! off for the moment it reads its CPU's timeline, and adds it to its CPU's
+//! [`Tally`] (a sleeping lock, task context): the sources ranked over the
+//! run, and the worst activation explained. `RTLAT_IOC_BLAME` answers from
+//! the tally, naming hrtimer callbacks by symbol there.
+//!
+//! The cost: the probes run on every CPU for every context switch and
+//! interrupt of the machine while the session samples (a few dozen
+//! instructions, interrupts off); an explained activation costs its
+//! measuring task one pass over its CPU's timeline with interrupts off,
+//! after its thread stage is measured (a user waiter's user stage includes
+//! it).
+
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+use crate::rtrs::{
+    blame::{
+        Analysis,
+        Event,
+        Kind,
+        Source,
+        Tally,
+        Tracker, //
+    },
+    context::{
+        CpuPinned,
+        IrqsOff,
+        Sleepable, //
+    },
+    percpu::PerCpuIrq,
+    preempt::with_irqs_off,
+    sync::TaskMutex,
+    tracepoint::{
+        symbol_name,
+        ProbeHandler,
+        Probes, //
+    },
+    uapi::{
+        self,
+        Blame as BlameReport,
+        Config,
+        Record,
+        Stage, //
+    },
+};
+
+/// Transitions each CPU's timeline keeps: enough for the switches and
+/// interrupts of tens of milliseconds on a busy CPU (each timer tick is
+/// four: its IRQ, its hrtimer, and back); what is older is reported
+/// unknown. 14 KiB per CPU.
+const TIMELINE: usize = 256;
+
+// SAFETY: All zero bytes are a valid `Tracker`, the empty one
+// ([`Tracker::new`]; its test `zeroed_is_new`): integers, `false`, and a
+// [`Kind`] whose zero is `Unknown`.
+unsafe impl<const N: usize> Zeroable for Tracker<N> {}
+
+/// Every CPU's timeline, fed by the probes.
+pub(crate) struct Timelines {
+    cpus: PerCpuIrq<Tracker<TIMELINE>>,
+}
+
+impl ProbeHandler for Timelines {
+    fn event(&self, irqs: &IrqsOff, at: i64, event: Event) {
+        // (`None`: the CPU's task context reads its timeline right now,
+        // with interrupts off; no probe can run then but an NMI's, which
+        // these tracepoints are not.)
+        self.cpus.with(irqs, |t| t.event(at, event));
+    }
+}
+
+/// A session's blame: its timelines, their probes while it samples, and
+/// each CPU's tally.
+#[pin_data]
+pub(crate) struct Blame {
+    timelines: Arc<Timelines>,
+    /// Thread latencies from this many ns on are explained.
+    threshold_ns: i64,
+    /// Registered from START to stop.
+    #[pin]
+    probes: TaskMutex<Option<Probes<Timelines>>>,
+}
+
+impl Blame {
+    /// The blame of a session of `config`, if it asks for it; allocates
+    /// the timelines (not the probes: [`Self::attach`]).
+    pub(crate) fn new(config: &Config) -> Result<Option<Pin<KBox<Self>>>> {
+        if config.flags & uapi::CFG_BLAME == 0 {
+            return Ok(None);
+        }
+        let timelines = Arc::new(
+            Timelines {
+                cpus: PerCpuIrq::new_zeroed()?,
+            },
+            GFP_KERNEL,
+        )?;
+        let b = KBox::pin_init(
+            try_pin_init!(Self {
+                timelines,
+                threshold_ns: i64::from(config.blame_us) * 1000,
+                probes <- crate::new_task_mutex!(None),
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(Some(b))
+    }
+
+    /// Registers the probes (START). Sleeps.
+    pub(crate) fn attach(&self, ctx: &Sleepable) -> Result {
+        let mut p = self.probes.lock(ctx);
+        if p.is_none() {
+            *p = Some(Probes::attach(self.timelines.clone(), ctx)?);
+        }
+        Ok(())
+    }
+
+    /// Unregisters the probes (stop), waiting until none runs. Sleeps.
+    pub(crate) fn detach(&self, ctx: &Sleepable) {
+        let p = self.probes.lock(ctx).take();
+        drop(p);
+    }
+
+    /// Explains `rec` into `tally`, its CPU's, if its thread latency
+    /// reaches the threshold. Called by the task that measured it, just
+    /// after, on its CPU (else nothing is explained: its CPU's timeline is
+    /// out of reach); sleeps (the tally's lock).
+    pub(crate) fn note(&self, ctx: &Sleepable, tally: &TaskMutex<Tally>, rec: &Record) {
+        let (irq, thread) = (rec.lat_ns[Stage::Irq], rec.lat_ns[Stage::Thread]);
+        if thread < self.threshold_ns || irq < 0 || thread < irq {
+            return;
+        }
+        let expected = rec.expected_ns as i64;
+        let a = with_irqs_off(|irqs| {
+            if irqs.cpu() != rec.cpu {
+                return None;
+            }
+            self.timelines.cpus.with(irqs, |t| {
+                Analysis::explain(t, rec.seq, expected, irq, thread)
+            })
+        });
+        if let Some(a) = a {
+            tally.lock(ctx).add(&a);
+        }
+    }
+
+    /// `RTLAT_IOC_BLAME` for CPU `cpu` from its `tally`, hrtimer callbacks
+    /// named.
+    pub(crate) fn report(
+        ctx: &Sleepable,
+        cpu: u32,
+        tally: &TaskMutex<Tally>,
+    ) -> Result<KBox<BlameReport>> {
+        let tally = KBox::new(*tally.lock(ctx), GFP_KERNEL)?;
+        let name = |s: &Source, buf: &mut [u8; uapi::BLAME_NAME_LEN]| {
+            if s.kind == Kind::Timer && s.aux != 0 {
+                symbol_name(s.aux, buf, ctx);
+            }
+        };
+        Ok(KBox::new(
+            BlameReport::from_tally(cpu, &tally, name),
+            GFP_KERNEL,
+        )?)
+    }
+}
