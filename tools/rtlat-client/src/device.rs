@@ -230,6 +230,16 @@ impl Device {
         })
     }
 
+    /// CPU `cpu`'s late activations explained (a session configured with
+    /// `CFG_BLAME`).
+    pub fn blame(&self, cpu: u32) -> io::Result<uapi::Blame> {
+        let mut b = vec![0u8; uapi::BLAME_SIZE];
+        let req: &mut [u8; uapi::BLAME_SIZE] = b.as_mut_slice().try_into().unwrap();
+        uapi::Blame::encode_request(cpu, req);
+        ioctl(self.fd(), ioc::BLAME, b.as_mut_ptr())?;
+        uapi::Blame::decode(&b).map_err(|e| io::Error::other(format!("{e:?}")))
+    }
+
     /// The user stage: blocks until the next activation on the caller's CPU.
     pub fn user_wait(&self) -> io::Result<Record> {
         let mut b = [0u8; uapi::RECORD_SIZE];

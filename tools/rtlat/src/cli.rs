@@ -195,6 +195,12 @@ pub struct Common {
     /// With a threshold: call tracing_off() so a trace running alongside keeps the culprit.
     #[arg(long)]
     pub tracing_off: bool,
+    /// Explain late activations: every activation whose thread latency is at least US µs (0, the
+    /// default: every one) is split into what ran on its CPU from its expected expiry (tasks, IRQs,
+    /// softirqs, hrtimers, from the kernel's tracepoints, only while measuring); the summary and
+    /// the JSON rank the sources per CPU and analyse the worst activation. Needs the thread stage.
+    #[arg(long, value_name = "US", num_args = 0..=1, default_missing_value = "0")]
+    pub blame: Option<u32>,
     /// Warm up first for this long (e.g. 5 or 5s): a session of its own, without thresholds,
     /// whose records and statistics are discarded; --duration is then measured after it.
     #[arg(long, default_value = "0", value_parser = parse_warm_up)]
@@ -221,7 +227,7 @@ pub struct Common {
     /// client library, Documentation/rtlat-client.rst): show and report its CPUs and stages
     /// while it runs, reading its records, without configuring, starting or stopping it. Ends
     /// when that session ends, at --duration, or on Ctrl-C.
-    #[arg(long, conflicts_with_all = ["cpus", "period", "priority", "ring", "user", "thresholds", "tracing_off", "warm_up", "stages", "dma_latency"])]
+    #[arg(long, conflicts_with_all = ["cpus", "period", "priority", "ring", "user", "thresholds", "tracing_off", "warm_up", "stages", "dma_latency", "blame"])]
     pub attach: bool,
     #[command(flatten)]
     pub ci: CiArgs,
@@ -364,6 +370,7 @@ impl MonitorArgs {
             user: self.user,
             thresholds: self.thresholds.clone(),
             tracing_off: self.on_threshold.iter().any(|a| a.stops_tracing()),
+            blame: None,
             warm_up: Duration::ZERO,
             ns: self.ns,
             quiet: true,

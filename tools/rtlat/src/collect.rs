@@ -11,6 +11,7 @@ use rtcore::{
 };
 
 use crate::{
+    blame::BlameReport,
     cli,
     device::{Device, StageStats},
     plan::Plan,
@@ -112,11 +113,21 @@ pub fn collect<'a>(
             sr.insert(stage.name().to_string(), stage_report(&x));
             stats.push(x);
         }
+        // (A session that stopped early explains what it measured.)
+        let blame = match plan.blame_us {
+            Some(_) => Some(
+                dev.blame(cpu)
+                    .map(|b| BlameReport::from_uapi(&b))
+                    .map_err(|e| format!("blame cpu {cpu}: {e}"))?,
+            ),
+            None => None,
+        };
         cpu_reports.push(report::CpuReport {
             cpu,
             missed,
             dropped,
             stages: sr,
+            blame,
         });
     }
     let trip =

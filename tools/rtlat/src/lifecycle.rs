@@ -173,6 +173,13 @@ fn finish(o: &Outcome<'_>, text: String, trip_line: Option<String>) {
         print!("{line}");
     }
     let r = &o.report;
+    if let Some(us) = o.plan.blame_us {
+        for c in &r.cpus {
+            if let Some(b) = &c.blame {
+                print!("{}", crate::blame::text(c.cpu, b, us, o.plan.unit));
+            }
+        }
+    }
     if r.totals.missed > 0 || r.totals.dropped > 0 || o.plan.gates.any() {
         eprintln!(
             "rtlat: {} missed periods, {} dropped records",

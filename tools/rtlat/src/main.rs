@@ -8,6 +8,7 @@
 
 mod bench;
 mod bench_check;
+mod blame;
 mod check_json;
 mod cli;
 mod collect;

@@ -63,12 +63,13 @@ impl Phases {
 }
 
 /// The warm-up session's settings: those of the run, without thresholds
-/// (a latency there is not a result, so it must not stop the run) and
-/// without `tracing_off`.
+/// (a latency there is not a result, so it must not stop the run),
+/// without `tracing_off` and without blame.
 fn warm_up_config(config: &Config) -> Config {
     Config {
         threshold_ns: [0; uapi::NR_STAGES],
-        flags: config.flags & !uapi::CFG_TRACING_OFF,
+        flags: config.flags & !(uapi::CFG_TRACING_OFF | uapi::CFG_BLAME),
+        blame_us: 0,
         ..*config
     }
 }
@@ -124,6 +125,9 @@ pub struct Plan {
     pub deadline_ns: u64,
     /// Call `tracing_off()` when a threshold is exceeded.
     pub tracing_off: bool,
+    /// Explain the activations whose thread latency is at least this many
+    /// µs (`--blame`).
+    pub blame_us: Option<u32>,
     /// Hold /dev/cpu_dma_latency at this many µs during the run.
     pub dma_latency: Option<i32>,
     /// No live output.
@@ -232,6 +236,15 @@ impl Plan {
         if c.tracing_off {
             config.flags |= uapi::CFG_TRACING_OFF;
         }
+        if let Some(us) = c.blame {
+            if !stages.contains(&Stage::Thread) {
+                return Err(Usage(
+                    "--blame explains the thread latency: it needs the thread stage".into(),
+                ));
+            }
+            config.flags |= uapi::CFG_BLAME;
+            config.blame_us = us;
+        }
         config
             .validate()
             .map_err(|e| Usage(format!("invalid settings: {e:?}")))?;
@@ -247,6 +260,7 @@ impl Plan {
             thresholds: c.thresholds.clone(),
             deadline_ns: 0,
             tracing_off: c.tracing_off,
+            blame_us: c.blame,
             dma_latency: c.dma_latency,
             quiet: c.quiet,
             unit: Unit { ns: c.ns },
@@ -339,6 +353,7 @@ impl Plan {
             deadline_us: (self.deadline_ns != 0).then_some(self.deadline_ns as f64 / 1000.0),
             dma_latency_us: self.dma_latency,
             tracing_off: self.tracing_off,
+            blame_us: self.blame_us,
         }
     }
 }

@@ -17,10 +17,12 @@ pub const SCHEMA: &str = "rtlat-run";
 /// know, at the top level and in `system`, `settings`, `stop` and
 /// `totals`). Version 2 added `gates`,
 /// `exit_code`, `start_monotonic_ns`, `raw`, `housekeeping` and
-/// `system`'s reproduction metadata.
-pub const SCHEMA_VERSION: u32 = 2;
+/// `system`'s reproduction metadata. Version 3 added `blame` to the CPUs'
+/// objects (which older readers refuse to have unknown members) and
+/// `settings.blame_us`.
+pub const SCHEMA_VERSION: u32 = 3;
 /// The versions `check-json` and `compare` read.
-pub const SCHEMA_VERSIONS_READ: [u32; 2] = [1, 2];
+pub const SCHEMA_VERSIONS_READ: [u32; 3] = [1, 2, 3];
 
 /// A whole run. Members added after version 1 are optional when read.
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -130,6 +132,10 @@ pub struct Settings {
     pub deadline_us: Option<f64>,
     pub dma_latency_us: Option<i32>,
     pub tracing_off: bool,
+    /// `--blame`: the thread latency from which activations are explained
+    /// (v3); absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blame_us: Option<u32>,
 }
 
 /// Why the run ended.
@@ -179,6 +185,9 @@ pub struct CpuReport {
     pub missed: u64,
     pub dropped: u64,
     pub stages: BTreeMap<String, StageReport>,
+    /// `--blame`: the CPU's late activations explained (v3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blame: Option<crate::blame::BlameReport>,
 }
 
 /// One stage on one CPU; all values in ns.
@@ -442,6 +451,7 @@ pub(crate) mod tests {
                 deadline_us: None,
                 dma_latency_us: None,
                 tracing_off: false,
+                blame_us: Some(5000),
             },
             stop: Stop {
                 reason: "threshold".into(),
@@ -465,6 +475,9 @@ pub(crate) mod tests {
                 missed: 3,
                 dropped: 0,
                 stages,
+                blame: Some(crate::blame::BlameReport::from_uapi(
+                    &crate::blame::tests::sample(),
+                )),
             }],
             gates: vec![GateReport {
                 expr: "thread.p99.99>20us".into(),

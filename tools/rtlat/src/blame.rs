@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `--blame`: why late activations were late, per CPU, from the device's
+//! `RTLAT_IOC_BLAME` — the sources ranked over the run and the worst
+//! activation's analysis — for the JSON report and the summary.
+
+use std::fmt::Write as _;
+
+use rtcore::{
+    blame::{Kind, SOFTIRQ_NAMES},
+    uapi,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::output::Unit;
+
+/// One CPU's blame, as the JSON report has it (all times in ns).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BlameReport {
+    /// Late activations explained: those whose thread latency reached the
+    /// run's `--blame` threshold.
+    pub explained: u64,
+    /// Their thread latencies, summed.
+    pub late_ns: u64,
+    /// Time of sources past the ranked ones.
+    pub other_ns: u64,
+    /// The sources, most time first.
+    pub culprits: Vec<Culprit>,
+    /// The worst activation explained.
+    pub worst: Option<Worst>,
+}
+
+/// What ran.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SourceJson {
+    /// `task`, `irq`, `softirq`, `timer` or `unknown`.
+    pub kind: String,
+    /// A task's comm, an IRQ handler's name, a softirq vector's, an hrtimer
+    /// callback's `module:symbol`.
+    pub name: String,
+    /// pid, IRQ number, softirq vector, hrtimer address.
+    pub id: u64,
+    /// A task's policy (`SCHED_FIFO`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    /// A task's effective priority as it ran (RT priority, 100 for
+    /// `SCHED_DEADLINE`, else its nice value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio: Option<i32>,
+}
+
+/// A source's time in a CPU's late activations.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Culprit {
+    pub source: SourceJson,
+    /// Its time in them, summed.
+    pub ns: u64,
+    /// How many it had a part in.
+    pub count: u64,
+    /// Its largest part in one.
+    pub worst_ns: u64,
+}
+
+/// A source's part of one activation's latency.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    pub source: SourceJson,
+    pub ns: u64,
+    /// The times it began (or was running) in the interval.
+    pub count: u32,
+}
+
+/// The worst activation, explained: `irq` from its expected expiry to its
+/// interrupt, `thread` from there to its thread; with the `*_other_ns`,
+/// each adds up to its interval.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Worst {
+    pub seq: u64,
+    pub expected_ns: u64,
+    pub irq_ns: i64,
+    pub thread_ns: i64,
+    pub irq: Vec<Part>,
+    pub irq_other_ns: u64,
+    pub thread: Vec<Part>,
+    pub thread_other_ns: u64,
+}
+
+fn policy_name(p: u32) -> String {
+    match p {
+        0 => "SCHED_OTHER".into(),
+        1 => "SCHED_FIFO".into(),
+        2 => "SCHED_RR".into(),
+        3 => "SCHED_BATCH".into(),
+        5 => "SCHED_IDLE".into(),
+        6 => "SCHED_DEADLINE".into(),
+        p => format!("policy {p}"),
+    }
+}
+
+fn source(e: &uapi::BlameEntry) -> SourceJson {
+    let kind = Kind::from_raw(e.kind).unwrap_or(Kind::Unknown);
+    let mut name = String::from_utf8_lossy(e.name_bytes()).into_owned();
+    if kind == Kind::Softirq && name.is_empty() {
+        name = SOFTIRQ_NAMES
+            .get(e.id as usize)
+            .map_or_else(|| e.id.to_string(), |n| n.to_string());
+    }
+    let task = kind == Kind::Task;
+    SourceJson {
+        kind: kind.name().into(),
+        name,
+        id: e.id,
+        policy: task.then(|| policy_name(e.policy)),
+        prio: task.then_some(e.prio),
+    }
+}
+
+impl BlameReport {
+    /// The report of the device's answer for one CPU.
+    pub fn from_uapi(b: &uapi::Blame) -> Self {
+        let parts = |es: &[uapi::BlameEntry]| {
+            es.iter()
+                .map(|e| Part {
+                    source: source(e),
+                    ns: e.ns,
+                    count: e.count,
+                })
+                .collect()
+        };
+        Self {
+            explained: b.explained,
+            late_ns: b.late_ns,
+            other_ns: b.other_ns,
+            culprits: b.culprits[..b.nr_culprits as usize]
+                .iter()
+                .map(|e| Culprit {
+                    source: source(e),
+                    ns: e.ns,
+                    count: u64::from(e.count),
+                    worst_ns: e.worst_ns,
+                })
+                .collect(),
+            worst: b.worst.as_ref().map(|w| Worst {
+                seq: w.seq,
+                expected_ns: w.expected_ns,
+                irq_ns: w.irq_ns,
+                thread_ns: w.thread_ns,
+                irq: parts(&w.irq[..w.nr_irq as usize]),
+                irq_other_ns: w.irq_other_ns,
+                thread: parts(&w.thread[..w.nr_thread as usize]),
+                thread_other_ns: w.thread_other_ns,
+            }),
+        }
+    }
+}
+
+impl SourceJson {
+    /// How the summary names it: `task noise/1 [1234] SCHED_FIFO 99`,
+    /// `irq 25 virtio0`, `softirq TIMER`, `timer module:symbol`.
+    pub fn label(&self) -> String {
+        match self.kind.as_str() {
+            "task" if self.id == 0 => format!("idle ({})", self.name),
+            "task" => format!(
+                "task {} [{}] {} {}",
+                self.name,
+                self.id,
+                self.policy.as_deref().unwrap_or("?"),
+                self.prio.unwrap_or(0)
+            ),
+            "irq" => format!("irq {} {}", self.id, self.name),
+            "softirq" => format!("softirq {}", self.name),
+            "timer" if self.name.is_empty() => format!("timer {:#x}", self.id),
+            "timer" => format!("timer {}", self.name),
+            _ => "unknown (before the CPU's timeline)".into(),
+        }
+    }
+}
+
+/// The summary of CPU `cpu`'s blame, explained from `threshold_us` on.
+pub fn text(cpu: u32, b: &BlameReport, threshold_us: u32, unit: Unit) -> String {
+    let u = if unit.ns { "ns" } else { "us" };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Blame on CPU {cpu}: {} activations with a thread latency of {threshold_us} us or more explained, {} {u} late in all",
+        b.explained,
+        unit.v(b.late_ns)
+    );
+    if b.culprits.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "  {:>6}  {:>12}  {:>6}  {:>12}  source",
+        "share", "total", "count", "worst"
+    );
+    let share = |ns: u64| 100.0 * ns as f64 / b.late_ns.max(1) as f64;
+    for c in &b.culprits {
+        let _ = writeln!(
+            s,
+            "  {:>5.1}%  {:>9} {u}  {:>6}  {:>9} {u}  {}",
+            share(c.ns),
+            unit.v(c.ns),
+            c.count,
+            unit.v(c.worst_ns),
+            c.source.label()
+        );
+    }
+    if b.other_ns > 0 {
+        let _ = writeln!(
+            s,
+            "  {:>5.1}%  {:>9} {u}  {:>6}  {:>12}  others",
+            share(b.other_ns),
+            unit.v(b.other_ns),
+            "",
+            ""
+        );
+    }
+    if let Some(w) = &b.worst {
+        s.push_str(&analysis(cpu, w, unit));
+    }
+    s
+}
+
+/// The worst activation's analysis, in the shape of `rtla timerlat -a`:
+/// the thread latency as the IRQ latency (with what ran before the
+/// interrupt) plus what ran after it.
+pub fn analysis(cpu: u32, w: &Worst, unit: Unit) -> String {
+    let u = if unit.ns { "ns" } else { "us" };
+    let list = |parts: &[Part], other: u64| {
+        let mut v: Vec<String> = parts
+            .iter()
+            .map(|p| format!("{} {} {u}", p.source.label(), unit.v(p.ns)))
+            .collect();
+        if other > 0 {
+            v.push(format!("others {} {u}", unit.v(other)));
+        }
+        v
+    };
+    let mut s = format!(
+        "Worst on CPU {cpu} (seq {}): thread latency {} {u} = IRQ latency {} {u}",
+        w.seq,
+        unit.signed(w.thread_ns),
+        unit.signed(w.irq_ns)
+    );
+    let before = list(&w.irq, w.irq_other_ns);
+    if !before.is_empty() {
+        let _ = write!(s, " ({})", before.join(", "));
+    }
+    for p in list(&w.thread, w.thread_other_ns) {
+        let _ = write!(s, " + {p}");
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use rtcore::blame::{Analysis, Event, Source, Tally, Tracker};
+
+    use super::*;
+
+    /// A device answer: "noise" (FIFO 99) holds the CPU from before the
+    /// expiry until the thread runs, an IRQ in between.
+    pub(crate) fn sample() -> uapi::Blame {
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(Source::task(42, b"noise/1", 1, 99)));
+        t.event(
+            1_500,
+            Event::Enter(Source::new(Kind::HardIrq, 25, b"virtio0")),
+        );
+        t.event(1_600, Event::Exit(Kind::HardIrq, 25));
+        t.event(20_000, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
+        let mut tally = Tally::new();
+        tally.add(&Analysis::explain(&t, 9, 1_000, 600, 19_010));
+        uapi::Blame::from_tally(1, &tally, |_, _| {})
+    }
+
+    #[test]
+    fn the_worst_adds_up_and_reads_as_rtla_does() {
+        let r = BlameReport::from_uapi(&sample());
+        assert_eq!(r.explained, 1);
+        assert_eq!(r.culprits[0].source.name, "noise/1");
+        assert_eq!(r.culprits[0].source.policy.as_deref(), Some("SCHED_FIFO"));
+        let w = r.worst.as_ref().unwrap();
+        let sum: u64 = w
+            .irq
+            .iter()
+            .chain(w.thread.iter())
+            .map(|p| p.ns)
+            .sum::<u64>()
+            + w.irq_other_ns
+            + w.thread_other_ns;
+        assert_eq!(sum as i64, w.thread_ns);
+        let a = analysis(1, w, Unit { ns: true });
+        assert_eq!(
+            a,
+            "Worst on CPU 1 (seq 9): thread latency 19010 ns = IRQ latency 600 ns \
+             (task noise/1 [42] SCHED_FIFO 99 500 ns, irq 25 virtio0 100 ns) \
+             + task noise/1 [42] SCHED_FIFO 99 18400 ns + task rtlat/1 [7] SCHED_FIFO 95 10 ns\n"
+        );
+        let t = text(1, &r, 5, Unit { ns: true });
+        assert!(t.contains("Blame on CPU 1: 1 activations"), "{t}");
+        let first = t.lines().nth(2).unwrap();
+        assert!(first.contains("task noise/1 [42]"), "{t}");
+        assert!(first.trim_start().starts_with("99.4%"), "{t}");
+    }
+}
