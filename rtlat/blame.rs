@@ -118,16 +118,19 @@ impl Blame {
         Ok(Some(b))
     }
 
-    /// Registers the probes (START). Sleeps.
-    pub(crate) fn attach(&self, ctx: &Sleepable) -> Result {
+    /// Registers the probes (START), unless they are; true if it did.
+    /// Sleeps, and takes the CPU hotplug lock: not under it.
+    pub(crate) fn attach(&self, ctx: &Sleepable) -> Result<bool> {
         let mut p = self.probes.lock(ctx);
-        if p.is_none() {
-            *p = Some(Probes::attach(self.timelines.clone(), ctx)?);
+        if p.is_some() {
+            return Ok(false);
         }
-        Ok(())
+        *p = Some(Probes::attach(self.timelines.clone(), ctx)?);
+        Ok(true)
     }
 
-    /// Unregisters the probes (stop), waiting until none runs. Sleeps.
+    /// Unregisters the probes (stop), waiting until none runs. Sleeps, and
+    /// takes the CPU hotplug lock: not under it.
     pub(crate) fn detach(&self, ctx: &Sleepable) {
         let p = self.probes.lock(ctx).take();
         drop(p);

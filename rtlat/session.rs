@@ -645,50 +645,25 @@ impl Source for Session {
 
     /// Starts sampling: one RT kernel thread per CPU.
     fn start(self: &Arc<Self>, ctx: &Sleepable) -> Result {
-        // A CPU that went offline since CONFIG (its teardown callback ran, or
-        // runs now) is seen offline here: no thread is bound to a dead CPU.
-        let _hp = HotplugReadGuard::new(ctx);
-        let mut threads = self.threads.lock(ctx);
-        if let Some(b) = &self.blame {
-            b.attach(ctx)?;
-        }
-        if let Err(e) = self.out.set_running() {
-            if let Some(b) = &self.blame {
-                b.detach(ctx);
-            }
-            return Err(e);
-        }
-        for cpu in self.cpus.iter() {
-            if !cpu_online(cpu.cpu) {
-                self.out.chans[cpu.chan].went_offline.store(true, Relaxed);
-                cpu.halt();
-                continue;
-            }
-            // INVARIANT: `self.out` is pinned in this session, which stays
-            // alive while its timers can run (see `CpuState::out`); it is
-            // set before the CPU's thread arms the timer.
-            cpu.out.store(core::ptr::from_ref(&self.out), Release);
-            let worker = Arc::new(
-                Worker {
-                    session: self.clone(),
-                    cpu: cpu.clone(),
-                },
-                GFP_KERNEL,
-            )
-            .map_err(Error::from);
-            let t = worker.and_then(|w| {
-                RtThread::new_on_cpu(w, cpu.cpu, self.out.config.priority, c_str!("rtlat/%u"))
-            });
-            match t.and_then(|t| threads.push(t, GFP_KERNEL).map_err(Error::from)) {
-                Ok(()) => {}
-                Err(e) => {
-                    drop(threads);
-                    self.stop(ctx, StopReason::User);
-                    return Err(e);
+        // Registering the probes takes the CPU hotplug lock (static calls),
+        // as unregistering them in `stop` does: neither under ours.
+        let attached = match &self.blame {
+            Some(b) => b.attach(ctx)?,
+            None => false,
+        };
+        match self.start_threads(ctx) {
+            Ok(()) => Ok(()),
+            Err(Failed::NotStarted(e)) => {
+                if let Some(b) = self.blame.as_ref().filter(|_| attached) {
+                    b.detach(ctx);
                 }
+                Err(e)
+            }
+            Err(Failed::Started(e)) => {
+                self.stop(ctx, StopReason::User);
+                Err(e)
             }
         }
-        Ok(())
     }
 
     /// Stops sampling and joins every thread; records and statistics stay.
@@ -770,7 +745,49 @@ impl Source for Session {
     }
 }
 
+/// Why [`Session::start_threads`] failed.
+enum Failed {
+    /// The session was not started (it runs, or ran, already).
+    NotStarted(Error),
+    /// It was, and must be stopped.
+    Started(Error),
+}
+
 impl Session {
+    /// START, once the probes are registered: one RT kernel thread per CPU.
+    fn start_threads(self: &Arc<Self>, ctx: &Sleepable) -> Result<(), Failed> {
+        // A CPU that went offline since CONFIG (its teardown callback ran, or
+        // runs now) is seen offline here: no thread is bound to a dead CPU.
+        let _hp = HotplugReadGuard::new(ctx);
+        let mut threads = self.threads.lock(ctx);
+        self.out.set_running().map_err(Failed::NotStarted)?;
+        for cpu in self.cpus.iter() {
+            if !cpu_online(cpu.cpu) {
+                self.out.chans[cpu.chan].went_offline.store(true, Relaxed);
+                cpu.halt();
+                continue;
+            }
+            // INVARIANT: `self.out` is pinned in this session, which stays
+            // alive while its timers can run (see `CpuState::out`); it is
+            // set before the CPU's thread arms the timer.
+            cpu.out.store(core::ptr::from_ref(&self.out), Release);
+            let worker = Arc::new(
+                Worker {
+                    session: self.clone(),
+                    cpu: cpu.clone(),
+                },
+                GFP_KERNEL,
+            )
+            .map_err(Error::from);
+            let t = worker.and_then(|w| {
+                RtThread::new_on_cpu(w, cpu.cpu, self.out.config.priority, c_str!("rtlat/%u"))
+            });
+            t.and_then(|t| threads.push(t, GFP_KERNEL).map_err(Error::from))
+                .map_err(Failed::Started)?;
+        }
+        Ok(())
+    }
+
     /// Marks the session stopped (from any task context, also its threads):
     /// no timer is armed again, waiters and readers are woken.
     fn halt(&self, ctx: &Sleepable, reason: StopReason) {

@@ -20,6 +20,10 @@
 #   preemptoff  preemption off in a thread:            the thread's wake-up
 #                                                      after the IRQ
 #   fifo        a SCHED_FIFO 99 thread spinning:       the thread latency
+# The run explains every activation 5 ms late or more (--blame): the main
+# cause it names on that CPU must be the injected one (the noise thread,
+# or for hardirq the module's hrtimer callback), its largest part in one
+# activation within 25 % of an injection.
 # Parameters that ask for no cause, or for two, are refused.
 
 DIR=$(dirname "$(readlink -f "$0")")
@@ -37,7 +41,7 @@ if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat) ||
 	! noise=$(rtrs_module rtrs_noise); then
 	rtrs_skip_all "rtlat tool, rtlat.ko or rtrs_noise.ko not installed"
 fi
-ktap_set_plan 9
+ktap_set_plan 13
 tmp=$(mktemp -d)
 # The CPU the noise and the measurement share: the last online one (CPU 0
 # keeps the tool's own threads).
@@ -98,6 +102,17 @@ judge()
 		}' "$1" "$2"
 }
 
+# True if the ranked line $1 names source $2 and its worst, $3 ns, is an
+# injection's time within 25 %.
+blamed()
+{
+	case $1 in
+	*" ns  $2"*) ;;
+	*) return 1 ;;
+	esac
+	test "${3:-0}" -ge $((N * 750)) -a "${3:-0}" -le $((N * 1250))
+}
+
 for kind in irqoff hardirq preemptoff fifo; do
 	case $kind in
 	irqoff | hardirq) stage=irq ;;
@@ -109,7 +124,7 @@ for kind in irqoff hardirq preemptoff fifo; do
 		ktap_test_fail "$kind: in the $stage stage"
 		continue
 	fi
-	rtlat run --cpus "$cpu" --duration 2s -q --raw "$tmp/$kind.csv" >"$tmp/out" 2>&1
+	rtlat run --cpus "$cpu" --duration 2s -q --raw "$tmp/$kind.csv" --blame 5000 --ns >"$tmp/out" 2>&1
 	rc=$?
 	rmmod rtrs_noise
 	rtrs_dmesg_since "$mark" >"$tmp/$kind.log"
@@ -123,6 +138,18 @@ for kind in irqoff hardirq preemptoff fifo; do
 	[ $rc = 0 ] || ktap_print_msg "$(head -5 "$tmp/out")"
 	rtrs_check "$kind: injected" test $rc = 0 -a "$within" -gt 0 -a $((caught * 4)) -ge "$within" -a "$bound" = "$caught"
 	rtrs_check "$kind: in the $stage stage" test "$caught" -gt 0 -a $((clean * 4)) -ge $((caught * 3))
+	case $kind in
+	hardirq) culprit="timer rtrs_noise:" ;;
+	preemptoff) culprit="task noise_preempt/$cpu " ;;
+	*) culprit="task noise_$kind/$cpu " ;;
+	esac
+	# The first ranked source: "SHARE% TOTAL ns COUNT WORST ns SOURCE".
+	top=$(sed -n "/^Blame on CPU $cpu:/{n;n;p;q}" "$tmp/out")
+	worst=$(echo "$top" | awk '{ print $5 }')
+	ktap_print_msg "$kind: blamed first: ${top:-nothing}"
+	grep "^Worst on CPU $cpu " "$tmp/out" | while read -r line; do ktap_print_msg "$line"; done
+	rtrs_check "$kind: blamed on its source, for an injection's time" \
+		blamed "$top" "$culprit" "$worst"
 done
 
 rmmod rtlat

@@ -589,6 +589,91 @@ TEST_F(dev, irq_only)
 	ASSERT_EQ(s.produced, s.delivered + s.dropped);
 }
 
+static int blame(int fd, int cpu, struct rtlat_blame *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->size = sizeof(*b);
+	b->version = RTLAT_VERSION;
+	b->cpu = cpu;
+	return ioctl(fd, RTLAT_IOC_BLAME, b);
+}
+
+/*
+ * Blame: refused where it cannot work; with blame_us 0, every activation
+ * is explained once, by what ran on its CPU, the parts adding up to the
+ * thread latencies the statistics have; only for the session's CPUs.
+ */
+TEST_F(dev, blame)
+{
+	static struct rtlat_blame b;
+	struct rtlat_config c;
+	struct rtlat_stats st;
+	__u64 sum = 0, irq = 0, thread = 0;
+	unsigned int i, mine = 0;
+
+	/* No session; a session that did not ask. */
+	ASSERT_EQ(-1, blame(self->fd, 0, &b));
+	EXPECT_EQ(EINVAL, errno);
+	default_config(&c);
+	c.cpus[0] = 1;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(-1, blame(self->fd, 0, &b));
+	EXPECT_EQ(EINVAL, errno);
+	/* The flag without a thread stage to explain. */
+	c.flags = RTLAT_CFG_BLAME;
+	c.stages = 1 << RTLAT_STAGE_IRQ;
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	EXPECT_EQ(EINVAL, errno);
+
+	default_config(&c);
+	c.cpus[0] = 1;
+	c.flags = RTLAT_CFG_BLAME;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, blame(self->fd, 0, &b));
+	ASSERT_EQ(0, b.explained);
+	ASSERT_EQ(0, b.has_worst);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	sleep_ms(300);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	ASSERT_EQ(0, stats(self->fd, 0, RTLAT_STAGE_THREAD, &st, NULL, 0));
+	ASSERT_EQ(0, blame(self->fd, 0, &b));
+	TH_LOG("%llu activations, %llu explained, %u sources, worst %lld ns",
+	       (unsigned long long)st.count, (unsigned long long)b.explained,
+	       b.nr_culprits, (long long)b.thread_ns);
+	ASSERT_LT(0, st.count);
+	ASSERT_EQ(st.count, b.explained);
+	ASSERT_EQ(st.sum, b.late_ns);
+	ASSERT_LT(0, b.nr_culprits);
+	ASSERT_GE(RTLAT_BLAME_CULPRITS, b.nr_culprits);
+	for (i = 0; i < b.nr_culprits; i++) {
+		sum += b.culprits[i].ns;
+		if (i)
+			ASSERT_GE(b.culprits[i - 1].ns, b.culprits[i].ns);
+		/* The measuring thread's own wake-up is a part of each. */
+		if (b.culprits[i].kind == RTLAT_BLAME_TASK &&
+		    !strcmp(b.culprits[i].name, "rtlat/0"))
+			mine = b.culprits[i].count;
+	}
+	ASSERT_EQ(b.late_ns, sum + b.other_ns);
+	ASSERT_LT(0, mine);
+	/* The worst one: the statistics' maximum, its parts adding up. */
+	ASSERT_EQ(1, b.has_worst);
+	ASSERT_EQ((__s64)st.max, b.thread_ns);
+	for (i = 0; i < b.nr_irq; i++)
+		irq += b.irq[i].ns;
+	for (i = 0; i < b.nr_thread; i++)
+		thread += b.thread[i].ns;
+	ASSERT_EQ(b.irq_ns, (__s64)(irq + b.irq_other_ns));
+	ASSERT_EQ(b.thread_ns - b.irq_ns, (__s64)(thread + b.thread_other_ns));
+	/* A CPU the session does not sample; a request of another layout. */
+	ASSERT_EQ(-1, blame(self->fd, 1, &b));
+	EXPECT_EQ(EINVAL, errno);
+	blame(self->fd, 0, &b);
+	b.size = 8;
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_BLAME, &b));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 /* A threshold crossed in the hard IRQ of an irq-only session stops it. */
 TEST_F(dev, irq_only_threshold_trips)
 {
@@ -1619,8 +1704,9 @@ TEST_F(dev, cpu_sets_in_full)
 	c.cpus_ptr = (__u64)(unsigned long)set;
 	c.cpus_size = sizeof(set);	/* longer than the CPUs: zero past them */
 
-	/* Beside an inline set; a size not of words, or too large; the
-	 * reserved word; a CPU past the kernel's; memory that is not there. */
+	/* Beside an inline set; a size not of words, or too large; a blame
+	 * threshold without blame; a CPU past the kernel's; memory that is
+	 * not there. */
 	c.cpus[0] = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
 	EXPECT_EQ(EINVAL, errno);
@@ -1632,10 +1718,10 @@ TEST_F(dev, cpu_sets_in_full)
 	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
 	EXPECT_EQ(EINVAL, errno);
 	c.cpus_size = sizeof(set);
-	c.reserved = 1;
+	c.blame_us = 1;		/* without RTLAT_CFG_BLAME */
 	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
 	EXPECT_EQ(EINVAL, errno);
-	c.reserved = 0;
+	c.blame_us = 0;
 	set[(hi + 1) / 64] |= 1ULL << ((hi + 1) % 64);
 	EXPECT_EQ(-1, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
 	EXPECT_EQ(EINVAL, errno);
