@@ -23,7 +23,7 @@
 # The run explains every activation 5 ms late or more (--blame): the main
 # cause it names on that CPU must be the injected one (the noise thread,
 # or for hardirq the module's hrtimer callback), its largest part in one
-# activation within 25 % of an injection.
+# activation the length of an injection within 25 %.
 # Parameters that ask for no cause, or for two, are refused.
 
 DIR=$(dirname "$(readlink -f "$0")")
@@ -41,7 +41,7 @@ if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat) ||
 	! noise=$(rtrs_module rtrs_noise); then
 	rtrs_skip_all "rtlat tool, rtlat.ko or rtrs_noise.ko not installed"
 fi
-ktap_set_plan 13
+ktap_set_plan 14
 tmp=$(mktemp -d)
 # The CPU the noise and the measurement share: the last online one (CPU 0
 # keeps the tool's own threads).
@@ -102,15 +102,18 @@ judge()
 		}' "$1" "$2"
 }
 
-# True if the ranked line $1 names source $2 and its worst, $3 ns, is an
-# injection's time within 25 %.
+# True if the ranked line $1 names source $2 and its worst, $3 ns, is the
+# time of one of the injections of the file $4 within 25 % (as the module
+# measured them: a guest's vCPU may stall in one).
 blamed()
 {
 	case $1 in
 	*" ns  $2"*) ;;
 	*) return 1 ;;
 	esac
-	test "${3:-0}" -ge $((N * 750)) -a "${3:-0}" -le $((N * 1250))
+	awk -F, -v w="${3:-0}" '
+		{ d = $2 - $1; if (w >= d * 0.75 && w <= d * 1.25) ok = 1 }
+		END { exit !ok }' "$4"
 }
 
 for kind in irqoff hardirq preemptoff fifo; do
@@ -124,7 +127,7 @@ for kind in irqoff hardirq preemptoff fifo; do
 		ktap_test_fail "$kind: in the $stage stage"
 		continue
 	fi
-	rtlat run --cpus "$cpu" --duration 2s -q --raw "$tmp/$kind.csv" --blame 5000 --ns >"$tmp/out" 2>&1
+	rtlat run --cpus "$cpu" --duration 2s -q --raw "$tmp/$kind.csv" --blame $((N / 4)) --ns >"$tmp/out" 2>&1
 	rc=$?
 	rmmod rtrs_noise
 	rtrs_dmesg_since "$mark" >"$tmp/$kind.log"
@@ -149,8 +152,25 @@ for kind in irqoff hardirq preemptoff fifo; do
 	ktap_print_msg "$kind: blamed first: ${top:-nothing}"
 	grep "^Worst on CPU $cpu " "$tmp/out" | while read -r line; do ktap_print_msg "$line"; done
 	rtrs_check "$kind: blamed on its source, for an injection's time" \
-		blamed "$top" "$culprit" "$worst"
+		blamed "$top" "$culprit" "$worst" "$tmp/$kind.win"
 done
+
+# Debian's rtla on the same cause, in the same boot: its auto analysis
+# (-a: stop at the first latency over 5 ms and analyse it from the trace;
+# kernel threads, -k, as rtlat's) must name the injected thread too.
+# (scripts/vmtest puts the real peers in the guests that run this.)
+desc="fifo: rtla timerlat -a names the injected thread too"
+if command -v rtla >/dev/null && insmod "$noise" cpu="$cpu" fifo_us=$N period_ms=150; then
+	rtla timerlat top -a $((N / 4)) -c "$cpu" -d 5s -q -k >"$tmp/rtla.out" 2>&1
+	rc=$?
+	rmmod rtrs_noise
+	ktap_print_msg "rtla timerlat top -a $((N / 4)) exit $rc:"
+	sed -n '/hit stop tracing/,/latency:/p' "$tmp/rtla.out" |
+		while read -r line; do ktap_print_msg "  $line"; done
+	rtrs_check "$desc" grep -q "noise_fifo/$cpu:" "$tmp/rtla.out"
+else
+	ktap_test_fail "$desc"
+fi
 
 rmmod rtlat
 rm -rf "$tmp"

@@ -82,14 +82,14 @@ enum kind {
 	K_OPEN, K_CLOSE, K_FCNTL, K_CONFIG, K_START, K_STOP, K_RESET, K_STATUS,
 	K_STATS, K_USER_WAIT, K_INFO, K_FACTORIAL, K_DMA, K_BAD_IOCTL, K_READ,
 	K_READ_NB, K_READV, K_PREAD, K_PREADV2, K_WRITE, K_MMAP, K_POLL,
-	K_SELECT, K_EPOLL_CTL, K_EPOLL_WAIT, K_FDINFO, K_FORK, K_HOTPLUG, NKIND
+	K_SELECT, K_EPOLL_CTL, K_EPOLL_WAIT, K_FDINFO, K_FORK, K_HOTPLUG, K_BLAME, NKIND
 };
 
 static const char *const kind_name[NKIND] = {
 	"open", "close", "fcntl", "CONFIG", "START", "STOP", "RESET", "STATUS",
 	"STATS", "USER_WAIT", "INFO", "FACTORIAL", "DMA", "bad ioctl", "read",
 	"read nonblock", "readv", "pread", "preadv2 NOWAIT", "write", "mmap", "poll",
-	"select", "epoll_ctl", "epoll_wait", "fdinfo", "fork", "cpu1 hotplug",
+	"select", "epoll_ctl", "epoll_wait", "fdinfo", "fork", "cpu1 hotplug", "BLAME",
 };
 
 enum devc { DC_RTLAT, DC_RTEDU, DC_NONE, NDEVC };
@@ -491,6 +491,7 @@ static int errno_allowed(struct thr *t, int e)
 		 * the sets in full too short; ENOMEM: those sets' memory. */
 		return e == EFAULT || e == EINVAL || e == EOVERFLOW || e == ENOMEM;
 	case K_STATS:
+	case K_BLAME:
 		return e == EINVAL || e == EFAULT || e == ENOMEM;
 	case K_USER_WAIT:
 		/* rtedu.h: "RTLAT_IOC_USER_WAIT is ENOTTY". */
@@ -881,13 +882,17 @@ static int config_validity(const struct rtlat_config *c, int edu, const __u64 *o
 		return *why = "deadline (rtedu)", V_INVALID;
 	if (c->priority < 1 || c->priority > 99)
 		return *why = "priority", V_INVALID;
-	if (c->flags & ~RTLAT_CFG_TRACING_OFF)
+	if (c->flags & ~(RTLAT_CFG_TRACING_OFF | RTLAT_CFG_BLAME))
 		return *why = "flags", V_INVALID;
+	/* rtlat.h: blame needs the thread stage; rtedu's activations are
+	 * not a timer's (rtedu.rst). */
+	if ((c->flags & RTLAT_CFG_BLAME) && (!((c->stages >> RTLAT_STAGE_THREAD) & 1) || edu))
+		return *why = "blame without a thread stage, or on rtedu", V_INVALID;
 	if (c->ring_records && ((c->ring_records & (c->ring_records - 1)) ||
 				c->ring_records > RTLAT_RING_MAX))
 		return *why = "ring_records", V_INVALID;
-	if (c->reserved)
-		return *why = "reserved", V_INVALID;
+	if (c->blame_us && !(c->flags & RTLAT_CFG_BLAME))
+		return *why = "blame_us without RTLAT_CFG_BLAME", V_INVALID;
 	if (!c->cpus_ptr != !c->cpus_size)
 		return *why = "cpus_ptr without cpus_size, or the reverse", V_INVALID;
 	if (c->cpus_size % 8 || c->cpus_size > RTLAT_CPUS_SIZE_MAX)
@@ -993,6 +998,11 @@ static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, __u
 	}
 	if (chance(r, 3))
 		c->flags = RTLAT_CFG_TRACING_OFF;
+	/* Blame: the probes on, every activation explained or few. */
+	if (((c->stages >> RTLAT_STAGE_THREAD) & 1) && !d->edu && chance(r, 15)) {
+		c->flags |= RTLAT_CFG_BLAME;
+		c->blame_us = PICK(r, 0, 1, 100, 100000);
+	}
 	if ((c->stages & 1 << RTLAT_STAGE_USER) && !d->edu && chance(r, 25))
 		c->deadline_ns = chance(r, 80) ? 1 + below(r, c->period_ns) :
 				 c->period_ns + below(r, 1000000);
@@ -1034,7 +1044,7 @@ static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, __u
 		switch (below(r, 11)) {
 		case 10: {
 			/* The set at cpus_ptr (the one given moved there, in 1 to 8
-			 * words), or a bad size, pointer, reserved word or CPU. */
+			 * words), or a bad size, pointer, blame threshold or CPU. */
 			unsigned int words = 1 + below(r, 8);
 
 			memset(wide, 0, 8 * 8);
@@ -1050,7 +1060,7 @@ static void gen_config(struct rng *r, struct dev *d, struct rtlat_config *c, __u
 				c->cpus_ptr = PICK(r, 0, 8, ~0ULL - 4095);
 				break;
 			case 2:
-				c->reserved = 1;
+				c->blame_us = 1 + below(r, 1000);
 				break;
 			case 3:
 				c->cpus[0] = 1;
@@ -1602,19 +1612,82 @@ static void op_stats(struct thr *t, struct rng *r, struct dev *d)
 	slot_put(t, d, i);
 }
 
+/* RTLAT_IOC_BLAME: a request, good or bad; an answer must add up. */
+static void op_blame(struct thr *t, struct rng *r, struct dev *d)
+{
+	static struct rtlat_blame in, b;
+	int i = pick_slot(r, d, 20), fd, bp, hdr_ok = 1;
+	__u64 sum = 0, part;
+	char desc[96];
+	long ret;
+	void *p;
+
+	fd = slot_get(t, d, i);
+	if (fd < 0)
+		return;
+	memset(&in, 0, sizeof(in));
+	in.size = sizeof(in);
+	in.version = RTLAT_VERSION;
+	if (chance(r, 4)) {
+		in.size = PICK(r, 0, sizeof(in) - 1, sizeof(in) + 1, ~0U);
+		hdr_ok = 0;
+	}
+	if (chance(r, 3)) {
+		in.version = PICK(r, 0, 2, ~0U);
+		hdr_ok = 0;
+	}
+	in.cpu = chance(r, 85) ? below(r, nr_cpu_ids_) : PICK(r, nr_cpu_ids_, 256, ~0U);
+	bp = pick_bp(r, 6);
+	p = bp_ptr(t, r, bp, &in, sizeof(in));
+	snprintf(desc, sizeof(desc), "size %u ver %u cpu %u%s", in.size, in.version, in.cpu,
+		 bp_name[bp]);
+	cbegin(t, K_BLAME, d, i, HANG_S, 1, "%s", desc);
+	ret = cend(t, ioctl(fd, RTLAT_IOC_BLAME, p));
+	if (bp_faults(bp, 1)) {
+		expect_err(t, ret, 0, "its pointer is bad");
+	} else if (bp != BP_RO) {
+		if (!hdr_ok)
+			expect_err(t, ret, EINVAL, "its size or version is wrong");
+		if (ret == 0) {
+			memcpy(&b, p, sizeof(b));
+			checked(C_STATS);
+			if (b.nr_culprits > RTLAT_BLAME_CULPRITS || b.nr_irq > RTLAT_BLAME_IRQ_PARTS ||
+			    b.nr_thread > RTLAT_BLAME_THREAD_PARTS || b.has_worst > 1 ||
+			    (!b.explained && b.has_worst))
+				fail(t, C_STATS, "%s: counts out of range", t->what);
+			for (unsigned int k = 0; k < b.nr_culprits && k < RTLAT_BLAME_CULPRITS; k++)
+				sum += b.culprits[k].ns;
+			if (sum + b.other_ns != b.late_ns)
+				fail(t, C_STATS, "%s: sources %llu + others %llu, late %llu", t->what,
+				     (unsigned long long)sum, (unsigned long long)b.other_ns,
+				     (unsigned long long)b.late_ns);
+			part = b.irq_other_ns + b.thread_other_ns;
+			for (unsigned int k = 0; k < b.nr_irq && k < RTLAT_BLAME_IRQ_PARTS; k++)
+				part += b.irq[k].ns;
+			for (unsigned int k = 0; k < b.nr_thread && k < RTLAT_BLAME_THREAD_PARTS; k++)
+				part += b.thread[k].ns;
+			if (b.has_worst && (__s64)part != b.thread_ns)
+				fail(t, C_STATS, "%s: the worst's parts %llu, its latency %lld",
+				     t->what, (unsigned long long)part, (long long)b.thread_ns);
+		}
+	}
+	slot_put(t, d, i);
+}
+
 /* An ioctl number no device knows: unknown numbers, wrong sizes or directions, others' magic. */
 static unsigned int gen_bad_cmd(struct rng *r, struct dev *d, char *desc, size_t dlen)
 {
 	static const unsigned int known[] = {
 		RTLAT_IOC_CONFIG, RTLAT_IOC_START, RTLAT_IOC_STOP, RTLAT_IOC_STATUS,
 		RTLAT_IOC_STATS, RTLAT_IOC_RESET, RTLAT_IOC_USER_WAIT, RTLAT_IOC_ATTACH,
+		RTLAT_IOC_BLAME,
 		/* The older layouts' CONFIG and STATUS (rtlat.h). */
 		RTLAT_IOC_STATUS_V1, RTLAT_IOC_STATUS_V2, RTLAT_IOC_STATUS_V3,
 		RTLAT_IOC_CONFIG_V1, RTLAT_IOC_CONFIG_V2,
 		/* rtedu's own, known on rtedu only: */
 		RTEDU_IOC_INFO, RTEDU_IOC_FACTORIAL, RTEDU_IOC_DMA,
 	};
-	const unsigned int nr_rtlat = 13;	/* the first 13 above */
+	const unsigned int nr_rtlat = 14;	/* the first 14 above */
 	/* Handled by the VFS before the driver (fs/ioctl.c), whatever the file. */
 	static const unsigned int vfs_types[] = { 0x00, 0x15, 'T', 'X', 'f', 0x94 };
 	unsigned int magic = d->edu ? RTEDU_IOC_MAGIC : RTLAT_IOC_MAGIC, cmd;
@@ -2527,7 +2600,7 @@ enum op {
 	O_STATUS, O_STATUS_PAIR, O_STATS, O_BAD_IOCTL, O_BADPTR, O_RESET, O_STOP, O_START,
 	O_CONFIG, O_CONFIG_START, O_READ, O_READV, O_PREAD, O_PREADV2, O_WRITE, O_MMAP,
 	O_POLL, O_SELECT, O_EPOLL, O_USER_WAIT, O_REOPEN, O_FORK, O_HOTPLUG, O_FDINFO,
-	O_EDU_INFO, O_EDU_FACT, O_EDU_DMA, NOP
+	O_EDU_INFO, O_EDU_FACT, O_EDU_DMA, O_BLAME, NOP
 };
 
 static void run_op(struct thr *t, struct rng *r, int op);
@@ -2645,12 +2718,13 @@ static const unsigned short weights[NROLE][NOP] = {
 		[O_BADPTR] = 40, [O_RESET] = 30, [O_STOP] = 30, [O_START] = 10, [O_CONFIG] = 4,
 		[O_CONFIG_START] = 7, [O_READ] = 120, [O_POLL] = 30, [O_WRITE] = 10, [O_MMAP] = 5,
 		[O_EDU_INFO] = 30, [O_EDU_FACT] = 6, [O_FDINFO] = 2, [O_USER_WAIT] = 20,
+		[O_BLAME] = 20,
 	},
 	[R_CHEAP] = {
 		[O_STATUS] = 250, [O_STATUS_PAIR] = 80, [O_STATS] = 40, [O_BAD_IOCTL] = 200,
 		[O_BADPTR] = 120, [O_RESET] = 15, [O_STOP] = 10, [O_READ] = 120, [O_POLL] = 40,
 		[O_SELECT] = 10, [O_WRITE] = 15, [O_MMAP] = 8, [O_PREADV2] = 10, [O_EDU_INFO] = 40,
-		[O_USER_WAIT] = 30, [O_FDINFO] = 1,
+		[O_USER_WAIT] = 30, [O_FDINFO] = 1, [O_BLAME] = 20,
 	},
 	[R_READER] = {
 		[O_READ] = 400, [O_READV] = 50, [O_PREAD] = 20, [O_PREADV2] = 10, [O_POLL] = 130,
@@ -2695,6 +2769,9 @@ static void run_op(struct thr *t, struct rng *r, int op)
 		break;
 	case O_STATS:
 		op_stats(t, r, pick_dev(r));
+		break;
+	case O_BLAME:
+		op_blame(t, r, pick_dev(r));
 		break;
 	case O_BAD_IOCTL:
 		op_bad_ioctl(t, r, pick_dev(r));
