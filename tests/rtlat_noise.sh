@@ -150,7 +150,8 @@ for kind in irqoff hardirq preemptoff fifo; do
 	top=$(sed -n "/^Blame on CPU $cpu:/{n;n;p;q}" "$tmp/out")
 	worst=$(echo "$top" | awk '{ print $5 }')
 	ktap_print_msg "$kind: blamed first: ${top:-nothing}"
-	grep "^Worst on CPU $cpu " "$tmp/out" | while read -r line; do ktap_print_msg "$line"; done
+	sed -n "/^Blame on CPU $cpu:/,/^Worst on CPU $cpu /p" "$tmp/out" |
+		while read -r line; do ktap_print_msg "  $line"; done
 	rtrs_check "$kind: blamed on its source, for an injection's time" \
 		blamed "$top" "$culprit" "$worst" "$tmp/$kind.win"
 done
