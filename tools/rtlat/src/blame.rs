@@ -175,7 +175,12 @@ impl SourceJson {
             "irq" => format!("irq {} {}", self.id, self.name),
             "softirq" => format!("softirq {}", self.name),
             "timer" if self.name.is_empty() => format!("timer {:#x}", self.id),
-            "timer" => format!("timer {}", self.name),
+            // A Rust callback's symbol is mangled, and cut: its module
+            // says more than its first bytes.
+            "timer" => match self.name.split_once(":_R") {
+                Some((module, _)) => format!("timer {module}:(a Rust callback)"),
+                None => format!("timer {}", self.name),
+            },
             _ => "unknown (before the CPU's timeline)".into(),
         }
     }
@@ -304,6 +309,14 @@ pub(crate) mod tests {
              (task noise/1 [42] SCHED_FIFO 99 500 ns, irq 25 virtio0 100 ns) \
              + task noise/1 [42] SCHED_FIFO 99 18400 ns + task rtlat/1 [7] SCHED_FIFO 95 10 ns\n"
         );
+        let rust = SourceJson {
+            kind: "timer".into(),
+            name: "rtrs_noise:_RNvXs1_NtNtNtCs1EKtwoKEMO2_6kernel4".into(),
+            id: 1,
+            policy: None,
+            prio: None,
+        };
+        assert_eq!(rust.label(), "timer rtrs_noise:(a Rust callback)");
         let t = text(1, &r, 5, Unit { ns: true });
         assert!(t.contains("Blame on CPU 1: 1 activations"), "{t}");
         let first = t.lines().nth(2).unwrap();
