@@ -157,16 +157,18 @@ for kind in irqoff hardirq preemptoff fifo; do
 done
 
 # Debian's rtla on the same cause, in the same boot: its auto analysis
-# (-a: stop at the first latency over 5 ms and analyse it from the trace;
-# kernel threads, -k, as rtlat's) must name the injected thread too.
-# (scripts/vmtest puts the real peers in the guests that run this.)
+# (at the first thread latency over 5 ms, -T, it stops and analyses it
+# from the trace; kernel threads, -k, as rtlat's) must name the injected
+# thread too. (scripts/vmtest puts the real peers in the guests that run
+# this.)
 desc="fifo: rtla timerlat -a names the injected thread too"
 if command -v rtla >/dev/null && insmod "$noise" cpu="$cpu" fifo_us=$N period_ms=150; then
-	rtla timerlat top -a $((N / 4)) -c "$cpu" -d 5s -q -k >"$tmp/rtla.out" 2>&1
+	t0=$(date +%s)
+	rtla timerlat top -T $((N / 4)) -c "$cpu" -d 2s -q -k >"$tmp/rtla.out" 2>&1
 	rc=$?
 	rmmod rtrs_noise
-	ktap_print_msg "rtla timerlat top -a $((N / 4)) exit $rc:"
-	sed -n '/hit stop tracing/,/latency:/p' "$tmp/rtla.out" |
+	ktap_print_msg "rtla timerlat top -T $((N / 4)): exit $rc, $(($(date +%s) - t0)) s:"
+	sed -n '/hit stop tracing/,/(100%)/p' "$tmp/rtla.out" |
 		while read -r line; do ktap_print_msg "  $line"; done
 	rtrs_check "$desc" grep -q "noise_fifo/$cpu:" "$tmp/rtla.out"
 else
