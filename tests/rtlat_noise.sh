@@ -151,7 +151,7 @@ for kind in irqoff hardirq preemptoff fifo; do
 	worst=$(echo "$top" | awk '{ print $5 }')
 	ktap_print_msg "$kind: blamed first: ${top:-nothing}"
 	sed -n "/^Blame on CPU $cpu:/,/^Worst on CPU $cpu /p" "$tmp/out" |
-		while read -r line; do ktap_print_msg "  $line"; done
+		while IFS= read -r line; do ktap_print_msg "$line"; done
 	rtrs_check "$kind: blamed on its source, for an injection's time" \
 		blamed "$top" "$culprit" "$worst" "$tmp/$kind.win"
 done
@@ -169,7 +169,7 @@ if command -v rtla >/dev/null && insmod "$noise" cpu="$cpu" fifo_us=$N period_ms
 	rmmod rtrs_noise
 	ktap_print_msg "rtla timerlat top -T $((N / 4)): exit $rc, $(($(date +%s) - t0)) s:"
 	sed -n '/hit stop tracing/,/(100%)/p' "$tmp/rtla.out" |
-		while read -r line; do ktap_print_msg "  $line"; done
+		while IFS= read -r line; do ktap_print_msg "$line"; done
 	rtrs_check "$desc" grep -q "noise_fifo/$cpu:" "$tmp/rtla.out"
 else
 	ktap_test_fail "$desc"
