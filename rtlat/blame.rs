@@ -15,11 +15,13 @@
 //! the tally, naming hrtimer callbacks by symbol there.
 //!
 //! The cost: the probes run on every CPU for every context switch and
-//! interrupt of the machine while the session samples (a few dozen
-//! instructions, interrupts off); an explained activation costs its
-//! measuring task one pass over its CPU's timeline with interrupts off,
-//! after its thread stage is measured (a user waiter's user stage includes
-//! it).
+//! interrupt of the machine from START until the session stops (STOP or
+//! close; a threshold trip halts sampling but keeps them until then): a few
+//! dozen instructions with interrupts off. An explained activation costs
+//! its measuring task one walk, with interrupts off, over its CPU's
+//! transitions since the expected expiry, after its thread stage is
+//! measured (a user waiter's, after its user stage: its response time
+//! includes it).
 
 use kernel::{
     prelude::*,
@@ -160,21 +162,23 @@ impl Blame {
     }
 
     /// `RTLAT_IOC_BLAME` for CPU `cpu` from its `tally`, hrtimer callbacks
-    /// named.
+    /// named, into `buf`. The tally is copied under its lock, into memory
+    /// had before: the measuring task that takes the lock next never waits
+    /// for an allocation.
     pub(crate) fn report(
         ctx: &Sleepable,
         cpu: u32,
         tally: &TaskMutex<Tally>,
-    ) -> Result<KBox<BlameReport>> {
-        let tally = KBox::new(*tally.lock(ctx), GFP_KERNEL)?;
+        buf: &mut [u8; uapi::BLAME_SIZE],
+    ) -> Result {
+        let mut copy = KBox::new(Tally::new(), GFP_KERNEL)?;
+        *copy = *tally.lock(ctx);
         let name = |s: &Source, buf: &mut [u8; uapi::BLAME_NAME_LEN]| {
             if s.kind == Kind::Timer && s.aux != 0 {
                 symbol_name(s.aux, buf, ctx);
             }
         };
-        Ok(KBox::new(
-            BlameReport::from_tally(cpu, &tally, name),
-            GFP_KERNEL,
-        )?)
+        BlameReport::encode_tally(cpu, &copy, name, buf);
+        Ok(())
     }
 }

@@ -645,20 +645,27 @@ impl Source for Session {
 
     /// Starts sampling: one RT kernel thread per CPU.
     fn start(self: &Arc<Self>, ctx: &Sleepable) -> Result {
-        // Registering the probes takes the CPU hotplug lock (static calls),
-        // as unregistering them in `stop` does: neither under ours.
-        let attached = match &self.blame {
-            Some(b) => b.attach(ctx)?,
-            None => false,
-        };
-        match self.start_threads(ctx) {
-            Ok(()) => Ok(()),
-            Err(Failed::NotStarted(e)) => {
-                if let Some(b) = self.blame.as_ref().filter(|_| attached) {
+        let started = {
+            // Serialised with another START (one that finds the session
+            // running must not take its probes away) and with `stop`.
+            let _serial = self.stop_lock.lock(ctx);
+            // Registering the probes takes the CPU hotplug lock (static
+            // calls), as unregistering them does: neither under ours.
+            let attached = match &self.blame {
+                Some(b) => b.attach(ctx)?,
+                None => false,
+            };
+            let r = self.start_threads(ctx);
+            if let (Err(Failed::NotStarted(_)), Some(b)) = (&r, &self.blame) {
+                if attached {
                     b.detach(ctx);
                 }
-                Err(e)
             }
+            r
+        };
+        match started {
+            Ok(()) => Ok(()),
+            Err(Failed::NotStarted(e)) => Err(e),
             Err(Failed::Started(e)) => {
                 self.stop(ctx, StopReason::User);
                 Err(e)
@@ -677,11 +684,6 @@ impl Source for Session {
         // Joining the threads breaks the Session <-> Worker reference cycle.
         let threads = core::mem::take(&mut *self.threads.lock(ctx));
         drop(threads);
-        // No kernel thread explains any more; a user waiter still inside
-        // explains nothing new (its CPU's timeline stops here).
-        if let Some(b) = &self.blame {
-            b.detach(ctx);
-        }
         for cpu in self.cpus.iter() {
             cancel_hard_timer(&**cpu);
             // A user waiter still inside USER_WAIT (it was woken by `halt`)
@@ -711,16 +713,21 @@ impl Source for Session {
                 self.complete(ctx, cpu, m);
             }
         }
+        // No thread and no user waiter explains any more: the timelines may
+        // stop.
+        if let Some(b) = &self.blame {
+            b.detach(ctx);
+        }
         // Nothing can produce a record any more: the stream may end.
         self.out.set_finished(ctx);
     }
 
     /// `RTLAT_IOC_BLAME`: `cpu`'s late activations explained; `EINVAL`
     /// unless the session explains them and samples `cpu`.
-    fn blame(&self, ctx: &Sleepable, cpu: u32) -> Result<KBox<uapi::Blame>> {
+    fn blame(&self, ctx: &Sleepable, cpu: u32, buf: &mut [u8; uapi::BLAME_SIZE]) -> Result {
         self.blame.as_ref().ok_or(EINVAL)?;
         let c = self.cpu(cpu).ok_or(EINVAL)?;
-        Blame::report(ctx, cpu, &c.tally)
+        Blame::report(ctx, cpu, &c.tally, buf)
     }
 
     /// `RTLAT_IOC_USER_WAIT`: the user stage, from a thread pinned to a CPU.
@@ -845,6 +852,10 @@ impl Session {
             // Handled now, by the kernel thread: its thread stage says how
             // late (more than a period); the loop missed it.
             m.lat_ns[Stage::Thread] = now - m.expected_ns as i64;
+            // (The kernel thread, on its CPU.)
+            if let Some(b) = &self.blame {
+                b.note(ctx, &cpu.tally, &m);
+            }
             m.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
             self.flag_missed_deadline(&mut m, now);
             if self

@@ -366,9 +366,9 @@ void rtrs_local_irq_restore(unsigned long flags)
 
 /*
  * The name of the code at addr, for a report: "module:symbol" for a module's
- * code, "symbol" for the kernel's, its address in hex without kallsyms;
- * NUL-terminated in len bytes (len > 0). Task context (the symbol buffer is
- * large).
+ * code, "symbol" for the kernel's, "?" where kallsyms has none (never the
+ * address: the report goes to user space); NUL-terminated in len bytes
+ * (len > 0). Task context (the symbol buffer is large).
  */
 void rtrs_symbol_name(unsigned long addr, char *buf, size_t len)
 {
@@ -377,6 +377,11 @@ void rtrs_symbol_name(unsigned long addr, char *buf, size_t len)
 	size_t n;
 
 	sprint_symbol_no_offset(sym, addr);
+	/* Not found, it is the address in hex. */
+	if (!strncmp(sym, "0x", 2)) {
+		strscpy(buf, "?", len);
+		return;
+	}
 	/* "symbol [module]" */
 	mod = strstr(sym, " [");
 	n = strlen(sym);

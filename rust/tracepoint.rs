@@ -118,7 +118,8 @@ impl<T: ProbeHandler> Drop for Probes<T> {
 
 /// Writes the name of the code at `addr` into `buf`, NUL-terminated and
 /// padded: `module:symbol` for a module's code, `symbol` for the kernel's
-/// (cut to fit), its address without kallsyms. For reports: the name of an
+/// (cut to fit), `?` where kallsyms has none (never the address). For
+/// reports: the name of an
 /// hrtimer's callback ([`Kind::Timer`]'s `aux`).
 pub(crate) fn symbol_name(addr: u64, buf: &mut [u8], _ctx: &Sleepable) {
     buf.fill(0);

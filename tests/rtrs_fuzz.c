@@ -1615,7 +1615,7 @@ static void op_stats(struct thr *t, struct rng *r, struct dev *d)
 /* RTLAT_IOC_BLAME: a request, good or bad; an answer must add up. */
 static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 {
-	static struct rtlat_blame in, b;
+	static __thread struct rtlat_blame in, b;
 	int i = pick_slot(r, d, 20), fd, bp, hdr_ok = 1;
 	__u64 sum = 0, part;
 	char desc[96];

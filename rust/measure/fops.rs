@@ -239,13 +239,15 @@ fn ioctl_blame<S: Source>(
     session: kernel::sync::Arc<S>,
     arg: usize,
 ) -> Result<isize> {
-    let mut buf = KBox::new([0u8; uapi::BLAME_SIZE], GFP_KERNEL)?;
+    // (On the heap: the kernel's stack is small.)
+    let mut buf = KVec::from_elem(0u8, uapi::BLAME_SIZE, GFP_KERNEL)?;
+    let buf: &mut [u8; uapi::BLAME_SIZE] = buf.as_mut_slice().try_into().map_err(|_| EINVAL)?;
     let (mut reader, mut writer) =
         UserSlice::new(UserPtr::from_addr(arg), uapi::BLAME_SIZE).reader_writer();
-    reader.read_slice(&mut buf[..])?;
-    let cpu = uapi::Blame::decode_request(&buf[..]).map_err(uapi_err)?;
-    session.blame(ctx, cpu)?.encode(&mut buf);
-    writer.write_slice(&buf[..])?;
+    reader.read_slice(buf)?;
+    let cpu = uapi::Blame::decode_request(buf).map_err(uapi_err)?;
+    session.blame(ctx, cpu, buf)?;
+    writer.write_slice(buf)?;
     Ok(0)
 }
 

@@ -61,10 +61,11 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
         Err(ENOTTY)
     }
 
-    /// `RTLAT_IOC_BLAME`: `cpu`'s late activations explained; `EINVAL`
+    /// `RTLAT_IOC_BLAME`: `cpu`'s late activations explained, encoded into
+    /// `buf`; `EINVAL`
     /// where the session does not explain them (the device cannot, or its
     /// config did not ask) or does not sample `cpu`.
-    fn blame(&self, _ctx: &Sleepable, _cpu: u32) -> Result<KBox<uapi::Blame>> {
+    fn blame(&self, _ctx: &Sleepable, _cpu: u32, _buf: &mut [u8; uapi::BLAME_SIZE]) -> Result {
         Err(EINVAL)
     }
 

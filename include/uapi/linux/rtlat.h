@@ -66,10 +66,13 @@ struct rtlat_config {
 	 * with the older ones such a machine's is E2BIG. */
 	__u64 cpus_ptr;
 	__u32 cpus_size;
-	/* With RTLAT_CFG_BLAME: explain the activations whose thread latency
-	 * is at least this many us (0: every one); else 0. (Reserved, 0,
-	 * before: with an older layout the flag explains every one.) */
-	__u32 blame_us;
+	union {
+		/* With RTLAT_CFG_BLAME: explain the activations whose thread
+		 * latency is at least this many us (0: every one); else 0.
+		 * (With an older layout the flag explains every one.) */
+		__u32 blame_us;
+		__u32 reserved;		/* its name before: 0 */
+	};
 };
 /* The earlier layouts (without deadline_ns; without cpus_ptr):
  * RTLAT_IOC_CONFIG of programs built against them still works: it is

@@ -309,21 +309,26 @@ impl<const N: usize> Tracker<N> {
             return ex;
         }
         let kept = (self.total.min(N as u64)) as usize;
-        // The oldest transition kept, then each newer one; each segment ends
-        // where the next begins, the newest at `to`.
         let mut start = from;
         if kept == 0 {
             ex.add(shares, &Source::UNKNOWN, (to - from) as u64, Count::IfNew);
             ex.sort(shares);
             return ex;
         }
-        let oldest = self.newest(kept).map_or(from, |t| t.at);
+        // The newest transition at or before `from` (older ones end before
+        // the interval: the walk is as long as the interval's transitions,
+        // not the ring), else the oldest kept, then each newer one; each
+        // segment ends where the next begins, the newest at `to`.
+        let first = (1..=kept)
+            .find(|&k| self.newest(k).is_some_and(|t| t.at <= from))
+            .unwrap_or(kept);
+        let oldest = self.newest(first).map_or(from, |t| t.at);
         if oldest > from {
             let end = oldest.min(to);
             ex.add(shares, &Source::UNKNOWN, (end - from) as u64, Count::IfNew);
             start = end;
         }
-        for k in (1..=kept).rev() {
+        for k in (1..=first).rev() {
             let Some(t) = self.newest(k) else { break };
             let end = match k {
                 1 => to,
@@ -639,16 +644,33 @@ impl Tally {
         }
     }
 
-    /// The sources, most time first.
-    pub fn ranked(&self) -> [Culprit; CULPRITS] {
-        let mut r = self.culprits;
+    /// The indices of `culprits[..n]`, most time first (ties: first
+    /// seen).
+    pub fn ranked_order(&self) -> [u8; CULPRITS] {
+        const {
+            assert!(CULPRITS <= 256, "indices are bytes");
+        }
+        let mut r = [0u8; CULPRITS];
+        for (i, x) in r.iter_mut().enumerate() {
+            *x = i as u8;
+        }
+        let ns = |i: u8| self.culprits[usize::from(i)].ns;
         let s = &mut r[..self.n];
         for i in 1..s.len() {
             let mut j = i;
-            while j > 0 && s[j - 1].ns < s[j].ns {
+            while j > 0 && ns(s[j - 1]) < ns(s[j]) {
                 s.swap(j - 1, j);
                 j -= 1;
             }
+        }
+        r
+    }
+
+    /// The sources, most time first.
+    pub fn ranked(&self) -> [Culprit; CULPRITS] {
+        let mut r = [Culprit::EMPTY; CULPRITS];
+        for (x, &i) in r.iter_mut().zip(self.ranked_order()[..self.n].iter()) {
+            *x = self.culprits[usize::from(i)];
         }
         r
     }
@@ -917,6 +939,31 @@ mod tests {
                     assert!(ns <= (b - a) as u64);
                     assert!(ns > 0 || c > 0);
                 }
+                // Against the timeline read nanosecond by nanosecond: at
+                // each, the newest transition kept at or before it (none:
+                // unknown).
+                let mut sh = [Share::EMPTY; 8];
+                let ex = t.explain(a, b, &mut sh);
+                if ex.other_ns > 0 {
+                    continue;
+                }
+                let kept = t.total.min(32) as usize;
+                let mut want: std::vec::Vec<(Source, u64)> = std::vec::Vec::new();
+                for ns in a..b {
+                    let s = (1..=kept)
+                        .filter_map(|k| t.newest(k))
+                        .find(|tr| tr.at <= ns)
+                        .map_or(Source::UNKNOWN, |tr| tr.source);
+                    match want.iter_mut().find(|(w, _)| w.same(&s)) {
+                        Some(w) => w.1 += 1,
+                        None => want.push((s, 1)),
+                    }
+                }
+                for (s, ns) in &want {
+                    let got = sh[..ex.n].iter().find(|x| x.source.same(s)).map(|x| x.ns);
+                    assert_eq!(got, Some(*ns), "{s:?} in [{a}, {b})");
+                }
+                assert_eq!(want.len(), ex.n);
             }
         }
     }

@@ -885,9 +885,10 @@ pub struct BlameEntry {
     /// In the run's ranking: late activations it had a part in; in an
     /// analysis: the times it began (or was running) in the interval.
     pub count: u32,
-    /// pid, IRQ number, softirq vector, or hrtimer address.
+    /// pid, IRQ number or softirq vector; 0 for an hrtimer (no kernel
+    /// address leaves the kernel: its name says which).
     pub id: u64,
-    /// An hrtimer's callback address; 0 for the others.
+    /// 0 (reserved).
     pub aux: u64,
     /// Its time, ns.
     pub ns: u64,
@@ -926,8 +927,13 @@ impl BlameEntry {
             policy: u32::from(s.policy),
             prio: i32::from(s.prio),
             count: count.min(u64::from(u32::MAX)) as u32,
-            id: s.id,
-            aux: s.aux,
+            // An hrtimer's identity and callback are kernel addresses.
+            id: if s.kind == blame::Kind::Timer {
+                0
+            } else {
+                s.id
+            },
+            aux: 0,
             ns,
             worst_ns,
             ..Self::EMPTY
@@ -1030,47 +1036,67 @@ pub struct Blame {
 }
 
 impl Blame {
-    /// The answer for `cpu` from its tally; `name` may rename a source
-    /// (the kernel names hrtimer callbacks by symbol).
-    pub fn from_tally(
+    /// Encodes the answer for `cpu` from its tally into `b`, entry by
+    /// entry (the kernel's stack holds no whole answer); `name` may rename
+    /// a source (the kernel names hrtimer callbacks by symbol).
+    pub fn encode_tally(
         cpu: u32,
         t: &blame::Tally,
         mut name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
-    ) -> Self {
-        let mut b = Self {
-            cpu,
-            explained: t.explained,
-            late_ns: t.late_ns,
-            other_ns: t.other_ns,
-            nr_culprits: t.n as u32,
-            culprits: [BlameEntry::EMPTY; blame::CULPRITS],
-            worst: None,
-        };
-        for (e, c) in b.culprits.iter_mut().zip(t.ranked()[..t.n].iter()) {
-            *e = BlameEntry::new(&c.source, c.ns, c.count, c.worst_ns, &mut name);
+        b: &mut [u8; BLAME_SIZE],
+    ) {
+        b.fill(0);
+        let mut w = Wr { b, at: 0 };
+        w.u32(BLAME_SIZE as u32);
+        w.u32(VERSION);
+        w.u32(cpu);
+        w.u32(t.n as u32);
+        w.u64(t.explained);
+        w.u64(t.late_ns);
+        w.u64(t.other_ns);
+        let a = t.worst.as_ref();
+        w.u32(u32::from(a.is_some()));
+        w.u32(a.map_or(0, |a| a.irq_ex.n as u32));
+        w.u32(a.map_or(0, |a| a.thread_ex.n as u32));
+        w.u32(0);
+        w.u64(a.map_or(0, |a| a.seq));
+        w.u64(a.map_or(0, |a| a.expected_ns as u64));
+        w.i64(a.map_or(0, |a| a.irq_ns));
+        w.i64(a.map_or(0, |a| a.thread_ns));
+        w.u64(a.map_or(0, |a| a.irq_ex.other_ns));
+        w.u64(a.map_or(0, |a| a.thread_ex.other_ns));
+        let base = w.at;
+        for (k, &i) in t.ranked_order()[..t.n].iter().enumerate() {
+            let c = &t.culprits[usize::from(i)];
+            w.at = base + k * BLAME_ENTRY_SIZE;
+            BlameEntry::new(&c.source, c.ns, c.count, c.worst_ns, &mut name).encode(&mut w);
         }
-        b.worst = t.worst.map(|a| {
-            let mut w = BlameWorst {
-                seq: a.seq,
-                expected_ns: a.expected_ns as u64,
-                irq_ns: a.irq_ns,
-                thread_ns: a.thread_ns,
-                irq_other_ns: a.irq_ex.other_ns,
-                thread_other_ns: a.thread_ex.other_ns,
-                nr_irq: a.irq_ex.n as u32,
-                nr_thread: a.thread_ex.n as u32,
-                irq: [BlameEntry::EMPTY; blame::IRQ_PARTS],
-                thread: [BlameEntry::EMPTY; blame::THREAD_PARTS],
-            };
-            for (e, s) in w.irq.iter_mut().zip(a.irq[..a.irq_ex.n].iter()) {
-                *e = BlameEntry::new(&s.source, s.ns, u64::from(s.count), 0, &mut name);
+        if let Some(a) = a {
+            let irq = base + blame::CULPRITS * BLAME_ENTRY_SIZE;
+            let thread = irq + blame::IRQ_PARTS * BLAME_ENTRY_SIZE;
+            for (at, parts) in [
+                (irq, &a.irq[..a.irq_ex.n]),
+                (thread, &a.thread[..a.thread_ex.n]),
+            ] {
+                for (k, s) in parts.iter().enumerate() {
+                    w.at = at + k * BLAME_ENTRY_SIZE;
+                    BlameEntry::new(&s.source, s.ns, u64::from(s.count), 0, &mut name)
+                        .encode(&mut w);
+                }
             }
-            for (e, s) in w.thread.iter_mut().zip(a.thread[..a.thread_ex.n].iter()) {
-                *e = BlameEntry::new(&s.source, s.ns, u64::from(s.count), 0, &mut name);
-            }
-            w
-        });
-        b
+        }
+    }
+
+    /// The answer for `cpu` from its tally, as [`Self::encode_tally`]
+    /// writes it.
+    pub fn from_tally(
+        cpu: u32,
+        t: &blame::Tally,
+        name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
+    ) -> Self {
+        let mut b = [0u8; BLAME_SIZE];
+        Self::encode_tally(cpu, t, name, &mut b);
+        Self::decode(&b).unwrap_or_else(|e| panic!("an encoded tally decodes: {e:?}"))
     }
 
     /// Decodes a request: the CPU.
@@ -1496,6 +1522,8 @@ mod tests {
         assert_eq!(b.culprits[0].name_bytes(), b"noise_fifo/1");
         assert_eq!((b.culprits[0].policy, b.culprits[0].prio), (1, 96));
         assert_eq!(b.culprits[1].name_bytes(), b"mod:sym");
+        // No kernel address: not the hrtimer's, not its callback's.
+        assert_eq!((b.culprits[1].id, b.culprits[1].aux), (0, 0));
         let w = b.worst.unwrap();
         assert_eq!((w.nr_irq, w.nr_thread, w.thread_ns), (2, 3, 850));
         let mut buf = [0u8; BLAME_SIZE];
