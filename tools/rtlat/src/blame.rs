@@ -40,7 +40,7 @@ pub struct SourceJson {
     /// A task's comm, an IRQ handler's name, a softirq vector's, an hrtimer
     /// callback's `module:symbol`.
     pub name: String,
-    /// pid, IRQ number, softirq vector, hrtimer address.
+    /// pid, IRQ number or softirq vector (0 for an hrtimer).
     pub id: u64,
     /// A task's policy (`SCHED_FIFO`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -174,7 +174,7 @@ impl SourceJson {
             ),
             "irq" => format!("irq {} {}", self.id, self.name),
             "softirq" => format!("softirq {}", self.name),
-            "timer" if self.name.is_empty() => format!("timer {:#x}", self.id),
+            "timer" if self.name.is_empty() || self.name == "?" => "timer (unnamed)".into(),
             // A Rust callback's symbol is mangled, and cut: its module
             // says more than its first bytes.
             "timer" => match self.name.split_once(":_R") {
