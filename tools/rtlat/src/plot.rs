@@ -3,7 +3,7 @@
 //! The `--svg` plot: the histogram of each stage on a log count axis, and the
 //! latency over time with the maximum marked.
 
-use plotters::prelude::*;
+use plotters::{coord::Shift, prelude::*};
 
 /// A histogram series: name and (latency µs, count) points.
 pub struct HistSeries {
@@ -38,6 +38,11 @@ pub struct TimeSeries {
     pub points: Vec<(f64, f64)>,
 }
 
+/// A part of the SVG.
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+/// What drawing one returns.
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+
 const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -59,17 +64,19 @@ pub fn write_svg(
     draw(path, title, hists, times).map_err(|e| format!("{path}: {e}"))
 }
 
-fn draw(
-    path: &str,
-    title: &str,
-    hists: &[HistSeries],
-    times: &[TimeSeries],
-) -> Result<(), Box<dyn std::error::Error>> {
+fn draw(path: &str, title: &str, hists: &[HistSeries], times: &[TimeSeries]) -> Drawn {
     let root = SVGBackend::new(path, (1100, 900)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 22))?;
     let (top, bottom) = root.split_vertically(450);
+    draw_hists(&top, hists)?;
+    draw_times(&bottom, times)?;
+    root.present()?;
+    Ok(())
+}
 
+/// The histograms, on log axes.
+fn draw_hists(area: &Area, hists: &[HistSeries]) -> Drawn {
     let max_x = hists
         .iter()
         .flat_map(|h| h.points.iter().map(|p| p.0))
@@ -80,7 +87,7 @@ fn draw(
         .flat_map(|h| h.points.iter().map(|p| p.1))
         .fold(1.0f64, f64::max)
         * 2.0;
-    let mut chart = ChartBuilder::on(&top)
+    let mut chart = ChartBuilder::on(area)
         .caption("Latency distribution", ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
@@ -109,7 +116,11 @@ fn draw(
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperRight)
         .draw()?;
+    Ok(())
+}
 
+/// The worst latency per time slot, the maximum marked.
+fn draw_times(area: &Area, times: &[TimeSeries]) -> Drawn {
     let max_t = times
         .iter()
         .flat_map(|t| t.points.iter().map(|p| p.0))
@@ -119,7 +130,7 @@ fn draw(
         .flat_map(|t| t.points.iter().map(|p| p.1))
         .fold(1.0f64, f64::max)
         * 1.15;
-    let mut chart = ChartBuilder::on(&bottom)
+    let mut chart = ChartBuilder::on(area)
         .caption("Worst latency per interval", ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
@@ -161,7 +172,6 @@ fn draw(
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperLeft)
         .draw()?;
-    root.present()?;
     Ok(())
 }
 
