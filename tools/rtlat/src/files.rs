@@ -2,7 +2,7 @@
 
 //! The files a run writes when asked: the JSON report (`--json`) and the SVG
 //! plot (`--svg`), the histogram of every CPU and stage and the main stage's
-//! worst latency per time slot.
+//! worst latency per time slot, and with `--blame` what made each CPU late.
 //!
 //! An output file is created before anything is measured ([`Output`]): a
 //! path that cannot be written refuses the run at once, not at its end.
@@ -12,7 +12,13 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use crate::{collect::Outcome, plot, stream::POINT_PPM, sysinfo::SysInfo};
+use crate::{
+    blame::{BlameReport, Part},
+    collect::Outcome,
+    plot,
+    stream::POINT_PPM,
+    sysinfo::SysInfo,
+};
 
 /// An output file of a run: created empty beside its target (a hidden
 /// temporary file in the same directory) when the run starts, and renamed
@@ -129,20 +135,163 @@ pub fn write_svg(o: &Outcome<'_>, info: &SysInfo, out: Option<Output>) -> Result
             |p| p.2,
         ));
     }
+    let blame: Vec<plot::BlameBars> = match o.plan.blame_us {
+        Some(_) => o
+            .report
+            .cpus
+            .iter()
+            .filter_map(|c| blame_bars(c.cpu, c.blame.as_ref()?))
+            .collect(),
+        None => Vec::new(),
+    };
     let title = format!(
         "rtlat on {} ({}), period {} µs",
         info.release, info.machine, o.plan.period_us
     );
     let tmp = out.tmp().to_string_lossy();
     // The error names the file asked for, not the temporary one.
-    plot::write_svg(&tmp, &title, &hists, &times)
+    plot::write_svg_with_blame(&tmp, &title, &hists, &times, &blame)
         .map_err(|e| e.replacen(&*tmp, &out.path.to_string_lossy(), 1))?;
     out.commit()
 }
 
+/// The sources a CPU's bar of late time names, most first; the others are
+/// one segment.
+const SHARE_SOURCES: usize = 5;
+
+/// CPU `cpu`'s bars of blame `b`: its worst activation's parts, the
+/// interrupt's then the thread's as the analysis lists them, and its top
+/// sources' shares of its late time; none without a worst activation.
+fn blame_bars(cpu: u32, b: &BlameReport) -> Option<plot::BlameBars> {
+    let w = b.worst.as_ref()?;
+    let us = |source: String, ns: u64| plot::Segment {
+        source,
+        value: ns as f64 / 1000.0,
+    };
+    let parts = |parts: &[Part], other_ns: u64| {
+        parts
+            .iter()
+            .map(|p| us(p.source.label(), p.ns))
+            .chain((other_ns > 0).then(|| us(plot::OTHERS.into(), other_ns)))
+            .collect::<Vec<_>>()
+    };
+    let mut worst = parts(&w.irq, w.irq_other_ns);
+    let irq_parts = worst.len();
+    worst.extend(parts(&w.thread, w.thread_other_ns));
+
+    let share = |source: String, ns: u64| plot::Segment {
+        source,
+        value: 100.0 * ns as f64 / b.late_ns.max(1) as f64,
+    };
+    let mut shares: Vec<plot::Segment> = b
+        .culprits
+        .iter()
+        .take(SHARE_SOURCES)
+        .map(|c| share(c.source.label(), c.ns))
+        .collect();
+    let rest = b.other_ns
+        + b.culprits
+            .iter()
+            .skip(SHARE_SOURCES)
+            .map(|c| c.ns)
+            .sum::<u64>();
+    if rest > 0 {
+        shares.push(share(plot::OTHERS.into(), rest));
+    }
+    Some(plot::BlameBars {
+        name: format!("cpu{cpu}"),
+        worst,
+        irq_parts,
+        shares,
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
+    use crate::{
+        cli::{Cli, Cmd},
+        plan::Plan,
+        report,
+        stream::Stream,
+    };
+
+    /// The SVG of a run of `rtlat run ARGS` whose report is the sample's,
+    /// with the blame of `blame::tests::sample()` on CPU 0.
+    fn svg(args: &[&str]) -> String {
+        let Cmd::Run(c) = Cli::try_parse_from([&["rtlat", "run"], args].concat())
+            .unwrap()
+            .cmd
+        else {
+            unreachable!()
+        };
+        let plan = Plan::new(&c, &[0, 1, 2, 3], "0-3").unwrap();
+        let o = Outcome {
+            plan: &plan,
+            report: report::tests::sample(),
+            stats: Vec::new(),
+            stream: Stream::default(),
+            error: None,
+        };
+        let dir =
+            std::env::temp_dir().join(format!("rtlat-svg-{}-{}", std::process::id(), args.len()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.svg");
+        let out = Output::create(&path).unwrap();
+        write_svg(&o, &crate::sysinfo::collect(), Some(out)).unwrap();
+        let s = fs::read_to_string(&path).unwrap();
+        let _ = fs::remove_dir_all(&dir);
+        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+        s
+    }
+
+    #[test]
+    fn the_svg_has_the_blame_panels_with_blame() {
+        let s = svg(&["--blame"]);
+        assert!(s.contains("Worst activation per CPU"), "the breakdown");
+        assert!(s.contains("Late time per CPU, by source"), "the shares");
+        // The legend names every source, each once, with its colour; the
+        // worst's IRQ part of noise/1 and its thread part are the same
+        // colour, and so is its share.
+        let b = BlameReport::from_uapi(&crate::blame::tests::sample());
+        let texts: Vec<&str> = s
+            .split("</text>")
+            .filter_map(|t| Some(t.rsplit_once('>')?.1.trim()))
+            .collect();
+        for c in &b.culprits {
+            let label = c.source.label();
+            let n = texts.iter().filter(|&&t| t == label).count();
+            assert_eq!(n, 1, "{label} in the legend once");
+        }
+        // (The SVG backend writes a rectangle's colour as its fill.)
+        let rects = |color: &str| {
+            s.split("<rect")
+                .skip(1)
+                .filter(|r| r.split('>').next().unwrap().contains(color))
+                .count()
+        };
+        // noise/1: its IRQ part, its thread part, its share, its swatch.
+        assert_eq!(rects("fill=\"#1F77B4\""), 4, "{s}");
+        // virtio0: the same but for the thread part; rtlat/1 too.
+        assert_eq!(rects("fill=\"#FF7F0E\""), 3);
+        assert_eq!(rects("fill=\"#2CA02C\""), 3);
+        // The interrupt marked where the IRQ latency ends (0.6 µs), the
+        // bar's end at the thread latency (19.0 µs).
+        assert!(texts.contains(&"interrupt at 0.6 µs"), "{s}");
+        assert!(texts.contains(&"19.0 µs"));
+        assert!(texts.contains(&"cpu0"), "the bar's name");
+    }
+
+    #[test]
+    fn the_svg_has_no_blame_panel_without_blame() {
+        // The sample report has a blame: a run without --blame shows none.
+        let s = svg(&[]);
+        assert!(s.contains("Worst latency per interval"));
+        assert!(!s.contains("Worst activation per CPU") && !s.contains("noise/1"));
+        assert!(s.contains("height=\"900\""), "the two panels' height");
+    }
 
     #[test]
     fn an_output_is_created_at_once_and_written_at_the_end() {
