@@ -1114,49 +1114,6 @@ impl Blame {
         w.u32(cpu);
     }
 
-    /// Encodes into `b`.
-    pub fn encode(&self, b: &mut [u8; BLAME_SIZE]) {
-        let mut w = Wr { b, at: 0 };
-        w.u32(BLAME_SIZE as u32);
-        w.u32(VERSION);
-        w.u32(self.cpu);
-        w.u32(self.nr_culprits);
-        w.u64(self.explained);
-        w.u64(self.late_ns);
-        w.u64(self.other_ns);
-        let none = BlameWorst {
-            seq: 0,
-            expected_ns: 0,
-            irq_ns: 0,
-            thread_ns: 0,
-            irq_other_ns: 0,
-            thread_other_ns: 0,
-            nr_irq: 0,
-            nr_thread: 0,
-            irq: [BlameEntry::EMPTY; blame::IRQ_PARTS],
-            thread: [BlameEntry::EMPTY; blame::THREAD_PARTS],
-        };
-        let wst = self.worst.as_ref().unwrap_or(&none);
-        w.u32(u32::from(self.worst.is_some()));
-        w.u32(wst.nr_irq);
-        w.u32(wst.nr_thread);
-        w.u32(0);
-        w.u64(wst.seq);
-        w.u64(wst.expected_ns);
-        w.i64(wst.irq_ns);
-        w.i64(wst.thread_ns);
-        w.u64(wst.irq_other_ns);
-        w.u64(wst.thread_other_ns);
-        for e in self
-            .culprits
-            .iter()
-            .chain(wst.irq.iter())
-            .chain(wst.thread.iter())
-        {
-            e.encode(&mut w);
-        }
-    }
-
     /// Decodes an answer.
     pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
         let mut r = header(b, BLAME_SIZE)?;
@@ -1512,12 +1469,13 @@ mod tests {
         t.event(900, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
         let mut tally = Tally::new();
         tally.add(&Analysis::explain(&t, 3, 100, 450, 850));
-        let b = Blame::from_tally(1, &tally, |s, name| {
+        let name = |s: &Source, name: &mut [u8; BLAME_NAME_LEN]| {
             if s.kind == Kind::Timer {
                 name.fill(0);
                 name[..7].copy_from_slice(b"mod:sym");
             }
-        });
+        };
+        let b = Blame::from_tally(1, &tally, name);
         assert_eq!(b.nr_culprits, 3);
         assert_eq!(b.culprits[0].name_bytes(), b"noise_fifo/1");
         assert_eq!((b.culprits[0].policy, b.culprits[0].prio), (1, 96));
@@ -1526,20 +1484,18 @@ mod tests {
         assert_eq!((b.culprits[1].id, b.culprits[1].aux), (0, 0));
         let w = b.worst.unwrap();
         assert_eq!((w.nr_irq, w.nr_thread, w.thread_ns), (2, 3, 850));
+        assert_eq!(w.thread[0].name_bytes(), b"noise_fifo/1");
         let mut buf = [0u8; BLAME_SIZE];
-        b.encode(&mut buf);
-        assert_eq!(Blame::decode(&buf), Ok(b));
         Blame::encode_request(5, &mut buf);
         assert_eq!(Blame::decode_request(&buf), Ok(5));
         // Nothing explained: no worst.
-        let e = Blame::from_tally(0, &Tally::new(), |_, _| {});
-        e.encode(&mut buf);
-        assert_eq!(Blame::decode(&buf).map(|d| d.worst), Ok(None));
+        assert_eq!(Blame::from_tally(0, &Tally::new(), |_, _| {}).worst, None);
         // Counts past the arrays, an unknown kind: refused.
-        b.encode(&mut buf);
+        Blame::encode_tally(1, &tally, name, &mut buf);
+        assert_eq!(Blame::decode(&buf), Ok(b));
         buf[12..16].copy_from_slice(&17u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
-        b.encode(&mut buf);
+        Blame::encode_tally(1, &tally, name, &mut buf);
         buf[104..108].copy_from_slice(&9u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
         assert_eq!(Blame::decode(&buf[..100]), Err(UapiError::Size));
