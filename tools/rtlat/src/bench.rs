@@ -22,5 +22,5 @@ mod startstop;
 
 pub use drain::drain;
 pub use job::job;
-pub use report::{report, OVERHEAD_TOOLS};
+pub use report::{report, without_analysis, OVERHEAD_TOOLS};
 pub use startstop::start_stop;

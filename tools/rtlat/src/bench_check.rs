@@ -6,7 +6,10 @@
 //! as `make check`'s smoke run requires. Every load and stage has its
 //! agreement row with samples on both sides; every tool of the overhead
 //! rounds is there, each measuring one with its activation rate and cost,
-//! rtlat's irq-only session with its cost relative to timerlat's; the
+//! rtlat's other sessions and timerlat's auto-analysis with their cost
+//! relative to timerlat's, each analysis with its cost relative to the
+//! same tool's without it, the `--blame` sessions with the share of their
+//! activations they explained (some, where every one is to be); the
 //! streaming run delivered records; full rings were drained. No bound on any number: TCG's compare
 //! tools, they are not RT performance.
 
@@ -21,7 +24,18 @@ pub const SCHEMA: &str = "rtlat-bench-3";
 /// overhead rounds, as `bench::report` writes them.
 const LOADS: [&str; 2] = ["idle", "hackbench"];
 const STAGES: [&str; 3] = ["irq", "thread", "user"];
-const TOOLS: [&str; 6] = crate::bench::OVERHEAD_TOOLS;
+const TOOLS: [&str; 9] = crate::bench::OVERHEAD_TOOLS;
+/// The tools every set has; the rate every tool keeps up also has
+/// [`ANALYSES`]. `rtlat-blame-late` (a full run's) may be in either.
+const BASE: [&str; 6] = [
+    "none",
+    "floor",
+    "rtlat",
+    "rtlat-irq",
+    "rtlat-monitor",
+    "timerlat",
+];
+const ANALYSES: [&str; 2] = ["rtlat-blame", "timerlat-aa"];
 
 /// `rtlat check-json FILE` when FILE is a benchmark report (its `schema`
 /// says `rtlat-bench…`): the exit status, 0 if it is complete. `None` for
@@ -89,12 +103,23 @@ pub fn complete(b: &Value) -> Result<String, String> {
         let tools = b[set]["tools"]
             .as_array()
             .ok_or(format!("no {set} rounds"))?;
-        let mut names: Vec<String> = tools.iter().map(|c| str_of(&c["tool"])).collect();
-        names.sort();
-        let mut want: Vec<String> = TOOLS.iter().map(|t| t.to_string()).collect();
-        want.sort();
-        if names != want {
-            return Err(format!("{set} tools {names:?}, not {want:?}"));
+        let names: Vec<String> = tools.iter().map(|c| str_of(&c["tool"])).collect();
+        let mut want: Vec<&str> = BASE.to_vec();
+        if set == "overhead_sustained" {
+            want.extend(ANALYSES);
+        }
+        let lacks: Vec<&str> = want
+            .into_iter()
+            .filter(|t| !names.iter().any(|n| n == t))
+            .collect();
+        let unknown: Vec<&String> = names
+            .iter()
+            .filter(|n| !TOOLS.contains(&n.as_str()))
+            .collect();
+        if !lacks.is_empty() || !unknown.is_empty() {
+            return Err(format!(
+                "{set} tools {names:?}: lacking {lacks:?}, unknown {unknown:?}"
+            ));
         }
         for c in tools.iter().filter(|c| c["tool"] != "none") {
             let tool = str_of(&c["tool"]);
@@ -104,11 +129,29 @@ pub fn complete(b: &Value) -> Result<String, String> {
             if !c["cost_per_activation_us"].is_number() {
                 return Err(format!("{set} {tool}: no cost per activation"));
             }
-            if tool.starts_with("rtlat-") && !c["cost_ratio_timerlat"].is_number() {
+            if (tool.starts_with("rtlat-") || tool == "timerlat-aa")
+                && !c["cost_ratio_timerlat"].is_number()
+            {
                 return Err(format!("{set} {tool}: no cost relative to timerlat's"));
             }
+            if crate::bench::without_analysis(&tool).is_some()
+                && !c["above_floor_ratio_without_analysis"].is_number()
+            {
+                return Err(format!(
+                    "{set} {tool}: no cost relative to the same tool's without the analysis"
+                ));
+            }
+            let share = c["explained_share"].as_f64();
+            if tool.starts_with("rtlat-blame") && share.is_none() {
+                return Err(format!("{set} {tool}: no share of activations explained"));
+            }
+            if tool == "rtlat-blame" && share.unwrap_or(0.0) <= 0.0 {
+                return Err(format!(
+                    "{set} {tool}: explained none of its activations, asked to explain every one"
+                ));
+            }
         }
-        ntools = tools.len();
+        ntools = ntools.max(tools.len());
     }
 
     let delivered = b["streaming"]["delivered"].as_u64().unwrap_or(0);
@@ -146,7 +189,7 @@ pub fn complete(b: &Value) -> Result<String, String> {
         }
     }
     Ok(format!(
-        "{} agreement rows, {ntools} tools' overhead at two rates, {delivered} records streamed, {drained} drained, sessions on {want:?} CPUs timed",
+        "{} agreement rows, {ntools} tools' overhead at the rate every tool keeps up (some at 10 kHz too), {delivered} records streamed, {drained} drained, sessions on {want:?} CPUs timed",
         rows.len()
     ))
 }
@@ -178,12 +221,26 @@ mod tests {
         }
         for (set, p) in [("overhead", 100_000), ("sustained", 1_000_000)] {
             let act = format!("activations 1900 ns 2000000000 cpus 1 period_ns {p}");
-            for tool in ["floor", "rtlat", "rtlat-irq", "rtlat-monitor", "timerlat"] {
+            // The analyses at the sustained rate only, as the guest runs
+            // them (the late one as a full run does).
+            let tools = if set == "sustained" {
+                &TOOLS[1..]
+            } else {
+                &BASE[1..]
+            };
+            for tool in tools {
                 log += &format!("RTRS-FILE {set}-1-{tool}.txt\n{act}\nRTRS-FILE-END\n");
             }
-            log += &format!(
-                "RTRS-FILE {set}.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 85\ntimerlat 60\nRTRS-FILE-END\n"
-            );
+            if set == "sustained" {
+                for tool in ["rtlat-blame", "rtlat-blame-late"] {
+                    log += &format!("RTRS-FILE {set}-1-{tool}.json\n{run}\nRTRS-FILE-END\n");
+                }
+            }
+            log += &format!("RTRS-FILE {set}.txt\nnone 100\n");
+            for (tool, thr) in tools.iter().zip([90, 70, 66, 68, 80, 85, 60, 55]) {
+                log += &format!("{tool} {thr}\n");
+            }
+            log += "RTRS-FILE-END\n";
         }
         log += "RTRS-FILE scale-1-startstop.txt\ncpus 1 rounds 10 config_ns 300000 start_ns 2000000 stop_ns 3000000\nRTRS-FILE-END\n\
                 RTRS-FILE scale-1-rtlat.txt\nactivations 1900 ns 2000000000 cpus 1 period_ns 1000000\nRTRS-FILE-END\n\
@@ -227,7 +284,7 @@ mod tests {
     fn incomplete_reports_are_refused() {
         let b = bench_json();
         type Break = fn(&mut Value);
-        let broken: [(&str, Break); 13] = [
+        let broken: [(&str, Break); 19] = [
             ("agreement rows", |b| {
                 b["agreement"].as_array_mut().unwrap().pop();
             }),
@@ -241,6 +298,15 @@ mod tests {
             ("overhead tools", |b| {
                 b["overhead"]["tools"].as_array_mut().unwrap().pop();
             }),
+            ("lacking [\"timerlat-aa\"]", |b| {
+                b["overhead_sustained"]["tools"]
+                    .as_array_mut()
+                    .unwrap()
+                    .retain(|c| c["tool"] != "timerlat-aa");
+            }),
+            ("unknown [\"rtlat-blame-100\"]", |b| {
+                b["overhead"]["tools"][2]["tool"] = "rtlat-blame-100".into();
+            }),
             ("no activations", |b| {
                 b["overhead"]["tools"][1]["activations_per_s_per_cpu"] = Value::Null
             }),
@@ -248,6 +314,29 @@ mod tests {
                 let t = b["overhead"]["tools"].as_array_mut().unwrap();
                 let irq = t.iter_mut().find(|c| c["tool"] == "rtlat-irq").unwrap();
                 irq["cost_ratio_timerlat"] = Value::Null;
+            }),
+            ("timerlat-aa: no cost relative to timerlat's", |b| {
+                let t = b["overhead_sustained"]["tools"].as_array_mut().unwrap();
+                let aa = t.iter_mut().find(|c| c["tool"] == "timerlat-aa").unwrap();
+                aa["cost_ratio_timerlat"] = Value::Null;
+            }),
+            ("relative to the same tool's without the analysis", |b| {
+                let t = b["overhead_sustained"]["tools"].as_array_mut().unwrap();
+                let aa = t.iter_mut().find(|c| c["tool"] == "timerlat-aa").unwrap();
+                aa["above_floor_ratio_without_analysis"] = Value::Null;
+            }),
+            ("rtlat-blame-late: no share of activations explained", |b| {
+                let t = b["overhead_sustained"]["tools"].as_array_mut().unwrap();
+                let late = t
+                    .iter_mut()
+                    .find(|c| c["tool"] == "rtlat-blame-late")
+                    .unwrap();
+                late["explained_share"] = Value::Null;
+            }),
+            ("explained none of its activations", |b| {
+                let t = b["overhead_sustained"]["tools"].as_array_mut().unwrap();
+                let every = t.iter_mut().find(|c| c["tool"] == "rtlat-blame").unwrap();
+                every["explained_share"] = 0.0.into();
             }),
             ("no records delivered", |b| {
                 b["streaming"]["delivered"] = 0.into()

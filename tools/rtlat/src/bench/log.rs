@@ -82,10 +82,46 @@ pub struct Inputs {
     pub throughput: BTreeMap<String, Vec<f64>>,
     /// Per tool: activations per second per CPU while the job ran, per round.
     pub rates: BTreeMap<String, Vec<f64>>,
+    /// Per `--blame` tool: its sessions' activations explained and
+    /// produced, summed over the rounds.
+    pub explained: BTreeMap<String, Explained>,
     pub streaming: Option<Streaming>,
     pub drain: Option<super::drain::Drained>,
     /// Per number of CPUs of the session: the scale rows' inputs.
     pub scale: BTreeMap<u64, ScaleIn>,
+}
+
+/// A `--blame` session's report (`rtlat run --json`): how many of its
+/// activations it explained, of those it produced.
+#[derive(Default, Clone, Copy, Debug, PartialEq)]
+pub struct Explained {
+    pub explained: u64,
+    pub produced: u64,
+}
+
+impl Explained {
+    /// The counts of a session's report, which must have its CPUs' blame
+    /// (a report without, or a line saying what failed, is an error).
+    pub fn of_report(body: &str) -> Result<Self, String> {
+        let r: Report = serde_json::from_str(body).map_err(|e| {
+            format!(
+                "not a session's report ({e}): '{}'",
+                body.trim().replace('\n', " | ")
+            )
+        })?;
+        let mut explained = 0;
+        for cpu in &r.cpus {
+            explained += cpu
+                .blame
+                .as_ref()
+                .ok_or(format!("CPU {}: no blame in the report", cpu.cpu))?
+                .explained;
+        }
+        Ok(Self {
+            explained,
+            produced: r.totals.produced,
+        })
+    }
 }
 
 /// What the log holds for the session on N CPUs (`scale-N-…`, `scale.txt`).
@@ -176,6 +212,7 @@ impl Inputs {
             dists: d,
             throughput,
             rates,
+            explained,
             streaming,
             drain,
             scale,
@@ -235,6 +272,17 @@ impl Inputs {
                 // floor's own count, the session's, timerlat's events);
                 // sustained-… the same at the rate every tool keeps up, kept
                 // under the tool's name with SUSTAINED before it.
+                // overhead-<round>-<tool>.json: a --blame session's report.
+                if let Some(tool) = rest
+                    .split_once('-')
+                    .and_then(|(_, t)| t.strip_suffix(".json"))
+                {
+                    let e = Explained::of_report(body).map_err(|e| format!("{name}: {e}"))?;
+                    let sum = explained.entry(format!("{set}{tool}")).or_default();
+                    sum.explained += e.explained;
+                    sum.produced += e.produced;
+                    continue;
+                }
                 let tool = rest
                     .split_once('-')
                     .and_then(|(_, t)| t.strip_suffix(".txt"))

@@ -52,7 +52,12 @@ pub fn markdown(bench: &Bench, begin: &str) -> String {
         ),
     ] {
         if let Some(o) = o {
-            overhead_table(&mut md, o, what);
+            overhead_table(
+                &mut md,
+                o,
+                what,
+                bench.settings.get("blame_us").map_or("?", |s| s),
+            );
         }
     }
     if let Some(s) = &bench.streaming {
@@ -105,29 +110,38 @@ pub fn markdown(bench: &Bench, begin: &str) -> String {
 }
 
 /// One overhead table: the tools' costs at the period `o` asked, `what`
-/// that rate is.
-fn overhead_table(md: &mut String, o: &Overhead, what: &str) {
+/// that rate is; `blame_us` the threshold of the late-only analyses.
+fn overhead_table(md: &mut String, o: &Overhead, what: &str, blame_us: &str) {
     let _ = writeln!(
         md,
-        "\n| overhead at {:.0} Hz ({what}; CPU-bound job on every CPU, {} rounds) | job throughput | loss | activations/s per CPU | of the asked rate | job time per activation | above the floor | loss / timerlat's | per activation / timerlat's | above the floor / timerlat's |",
+        "\n| overhead at {:.0} Hz ({what}; CPU-bound job on every CPU, {} rounds) | job throughput | loss | activations/s per CPU | of the asked rate | job time per activation | above the floor | loss / timerlat's | per activation / timerlat's | above the floor / timerlat's | above the floor / without the analysis |",
         1e6 / o.period_us,
         o.rounds
     );
-    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        md,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for c in &o.tools {
+        let explained = c
+            .explained_share
+            .map_or(String::new(), |e| format!("; {:.0} % explained", e * 100.0));
         let name = match c.tool.as_str() {
-            "none" => "no measurement",
-            "floor" => "floor: a do-nothing hard-IRQ timer",
-            "rtlat" => "rtlat (irq, thread; streaming)",
-            "rtlat-irq" => "rtlat --stages irq (streaming)",
-            "rtlat-monitor" => "rtlat monitor (irq; histograms only)",
-            t => t,
+            "none" => "no measurement".into(),
+            "floor" => "floor: a do-nothing hard-IRQ timer".into(),
+            "rtlat" => "rtlat (irq, thread; streaming)".into(),
+            "rtlat-blame" => format!("rtlat --blame (every activation{explained})"),
+            "rtlat-blame-late" => format!("rtlat --blame={blame_us} (probes on{explained})"),
+            "rtlat-irq" => "rtlat --stages irq (streaming)".into(),
+            "rtlat-monitor" => "rtlat monitor (irq; histograms only)".into(),
+            "timerlat-aa" => format!("timerlat, auto-analysis as rtla timerlat -a {blame_us}"),
+            t => t.to_string(),
         };
         let f1 = |v: Option<f64>, unit: &str| v.map_or(String::new(), |v| format!("{v:.1}{unit}"));
         let f2 = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
         let _ = writeln!(
             md,
-            "| {name} | {:.0}/s | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {:.0}/s | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.throughput,
             if c.tool == "none" {
                 String::new()
@@ -146,6 +160,7 @@ fn overhead_table(md: &mut String, o: &Overhead, what: &str) {
             f2(c.loss_ratio_timerlat),
             f2(c.cost_ratio_timerlat),
             f2(c.above_floor_ratio_timerlat),
+            f2(c.above_floor_ratio_without_analysis),
         );
     }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::{
     bench::{
         dist::{Dist, Summary},
-        log::{DistKey, Inputs, Log, ScaleIn, SUSTAINED},
+        log::{DistKey, Explained, Inputs, Log, ScaleIn, SUSTAINED},
         markdown,
     },
     plot,
@@ -32,9 +32,12 @@ pub struct Agreement {
 /// What one measuring tool cost the CPU-bound job.
 #[derive(Serialize, Clone)]
 pub struct Cost {
-    /// `none`, `floor` (a do-nothing hard-IRQ timer), `rtlat`, `rtlat-irq`
-    /// (an irq-only session), `rtlat-monitor` (irq-only, histograms only)
-    /// or `timerlat`.
+    /// `none`, `floor` (a do-nothing hard-IRQ timer), `rtlat`,
+    /// `rtlat-blame` (`--blame`: every activation explained),
+    /// `rtlat-blame-late` (`--blame=` the settings' `blame_us`),
+    /// `rtlat-irq` (an irq-only session), `rtlat-monitor` (irq-only,
+    /// histograms only), `timerlat` or `timerlat-aa` (with its
+    /// auto-analysis, as `rtla timerlat -a` the settings' `blame_us`).
     pub tool: String,
     /// The job's work units per second, all CPUs, mean over the rounds.
     pub throughput: f64,
@@ -56,6 +59,14 @@ pub struct Cost {
     pub cost_ratio_timerlat: Option<f64>,
     /// Cost above the floor relative to timerlat's.
     pub above_floor_ratio_timerlat: Option<f64>,
+    /// An analysing tool's cost above the floor relative to the same tool's
+    /// without its analysis: `rtlat-blame` and `rtlat-blame-late` against
+    /// `rtlat`, `timerlat-aa` against `timerlat`.
+    pub above_floor_ratio_without_analysis: Option<f64>,
+    /// The `--blame` rows: the share of their sessions' activations
+    /// explained (over the whole sessions, the second before the job
+    /// included).
+    pub explained_share: Option<f64>,
 }
 
 /// Throughput loss of a CPU-bound job with each tool sampling at the same
@@ -72,14 +83,26 @@ pub struct Overhead {
 const OVERHEAD_PERIOD_US: f64 = 100.0;
 
 /// The overhead rounds' tools, in the order they run.
-pub const OVERHEAD_TOOLS: [&str; 6] = [
+pub const OVERHEAD_TOOLS: [&str; 9] = [
     "none",
     "floor",
     "rtlat",
+    "rtlat-blame",
+    "rtlat-blame-late",
     "rtlat-irq",
     "rtlat-monitor",
     "timerlat",
+    "timerlat-aa",
 ];
+
+/// The tool without its analysis, of a tool that analyses.
+pub fn without_analysis(tool: &str) -> Option<&'static str> {
+    match tool {
+        "rtlat-blame" | "rtlat-blame-late" => Some("rtlat"),
+        "timerlat-aa" => Some("timerlat"),
+        _ => None,
+    }
+}
 
 /// Records delivered by read() at the smallest period on every CPU.
 #[derive(Serialize)]
@@ -266,6 +289,7 @@ fn agreement(d: &BTreeMap<DistKey, Dist>) -> Vec<Agreement> {
 fn overhead(
     throughput: &BTreeMap<String, Vec<f64>>,
     rates: &BTreeMap<String, Vec<f64>>,
+    explained: &BTreeMap<String, Explained>,
     set: &str,
     period_us: f64,
 ) -> Option<Overhead> {
@@ -290,6 +314,10 @@ fn overhead(
                     loss_ratio_timerlat: None,
                     cost_ratio_timerlat: None,
                     above_floor_ratio_timerlat: None,
+                    above_floor_ratio_without_analysis: None,
+                    explained_share: explained
+                        .get(&format!("{set}{t}"))
+                        .and_then(|e| ratio(e.explained as f64, e.produced as f64)),
                 })
             })
             .collect();
@@ -304,7 +332,10 @@ fn overhead(
             c.above_floor_us = c.cost_per_activation_us.zip(floor).map(|(a, f)| a - f);
         }
         if let Some(tl) = tools.iter().find(|c| c.tool == "timerlat").cloned() {
-            for c in tools.iter_mut().filter(|c| c.tool.starts_with("rtlat")) {
+            for c in tools
+                .iter_mut()
+                .filter(|c| c.tool.starts_with("rtlat") || c.tool == "timerlat-aa")
+            {
                 c.loss_ratio_timerlat = ratio(c.loss_pct, tl.loss_pct);
                 c.cost_ratio_timerlat = c
                     .cost_per_activation_us
@@ -315,6 +346,20 @@ fn overhead(
                     .zip(tl.above_floor_us)
                     .and_then(|(a, b)| ratio(a, b));
             }
+        }
+        let above_floor = |t: &str| {
+            tools
+                .iter()
+                .find(|c| c.tool == t)
+                .and_then(|c| c.above_floor_us)
+        };
+        let plain: Vec<Option<f64>> = tools
+            .iter()
+            .map(|c| without_analysis(&c.tool).and_then(above_floor))
+            .collect();
+        for (c, plain) in tools.iter_mut().zip(plain) {
+            c.above_floor_ratio_without_analysis =
+                c.above_floor_us.zip(plain).and_then(|(a, b)| ratio(a, b));
         }
         Overhead {
             period_us,
@@ -361,10 +406,17 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         accelerator: "tcg".into(),
         settings,
         agreement: agreement(&inputs.dists),
-        overhead: overhead(&inputs.throughput, &inputs.rates, "", OVERHEAD_PERIOD_US),
+        overhead: overhead(
+            &inputs.throughput,
+            &inputs.rates,
+            &inputs.explained,
+            "",
+            OVERHEAD_PERIOD_US,
+        ),
         overhead_sustained: overhead(
             &inputs.throughput,
             &inputs.rates,
+            &inputs.explained,
             SUSTAINED,
             sustained_period_us,
         ),
@@ -418,14 +470,23 @@ mod tests {
             act(901, 2_000_000_000, 1, 100_000),
             act(1990, 2_000_000_000, 1, 2_000_000),
         );
+        // The --blame session's report: 450 of its 900 activations
+        // explained.
+        let mut run = crate::report::tests::sample();
+        run.totals.produced = 900;
+        run.cpus[0].blame.as_mut().unwrap().explained = 450;
+        let run = serde_json::to_string(&run).unwrap();
         let log = format!(
             "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 sustained_period_us=2000 cpus=1\n\
              RTRS-FILE overhead-1-floor.txt\n{fl}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat.txt\n{rt}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-blame.txt\n{rt}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-rtlat-blame.json\n{run}\nRTRS-FILE-END\n\
+             RTRS-FILE overhead-1-timerlat-aa.txt\n{tl}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat-irq.txt\n{rt}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-rtlat-monitor.txt\n{mo}\nRTRS-FILE-END\n\
              RTRS-FILE overhead-1-timerlat.txt\n{tl}\nRTRS-FILE-END\n\
-             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-irq 80\nrtlat-monitor 88\ntimerlat 60\nRTRS-FILE-END\n\
+             RTRS-FILE overhead.txt\nnone 100\nfloor 90\nrtlat 70\nrtlat-blame 60\nrtlat-irq 80\nrtlat-monitor 88\ntimerlat 60\ntimerlat-aa 50\nRTRS-FILE-END\n\
              RTRS-FILE sustained-1-floor.txt\n{sfl}\nRTRS-FILE-END\n\
              RTRS-FILE sustained.txt\nnone 100\nfloor 99\nRTRS-FILE-END\n\
              RTRS-BENCH-END\n"
@@ -489,6 +550,63 @@ mod tests {
             get("rtlat", "above_floor_ratio_timerlat"),
             (r - 100.0) / (t - 100.0)
         ));
+        // rtlat --blame: 40 % over 901/s, against timerlat and against
+        // rtlat; half its session's activations explained.
+        let rb = 0.4 / 901.0 * 1e6;
+        assert!(near(get("rtlat-blame", "cost_ratio_timerlat"), rb / t));
+        assert!(near(
+            get("rtlat-blame", "above_floor_ratio_without_analysis"),
+            (rb - 100.0) / (r - 100.0)
+        ));
+        assert!(near(get("rtlat-blame", "explained_share"), 0.5));
+        // timerlat's auto-analysis: 50 % over 450.5/s, against timerlat.
+        let ta = 0.5 / 450.5 * 1e6;
+        assert!(near(get("timerlat-aa", "cost_ratio_timerlat"), ta / t));
+        assert!(near(
+            get("timerlat-aa", "above_floor_ratio_without_analysis"),
+            (ta - 100.0) / (t - 100.0)
+        ));
+        for (tool, k) in [
+            ("rtlat", "explained_share"),
+            ("rtlat", "above_floor_ratio_without_analysis"),
+            ("timerlat", "cost_ratio_timerlat"),
+            ("timerlat-aa", "explained_share"),
+        ] {
+            assert!(tools.iter().find(|c| c["tool"] == tool).unwrap()[k].is_null());
+        }
+    }
+
+    #[test]
+    fn a_blame_report_without_blame_or_a_failure_is_refused() {
+        let mut run = crate::report::tests::sample();
+        run.cpus[0].blame = None;
+        let run = serde_json::to_string(&run).unwrap();
+        for (body, why) in [
+            (run.as_str(), "CPU 0: no blame in the report"),
+            (
+                "rtlat --blame=0 wrote no report: rtlat: error: x",
+                "not a session's report",
+            ),
+        ] {
+            let log = format!(
+                "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
+                 RTRS-FILE sustained-1-rtlat-blame.json\n{body}\nRTRS-FILE-END\n\
+                 RTRS-BENCH-END\n"
+            );
+            let dir = std::env::temp_dir().join(format!(
+                "rtlat-bench-blame-{}-{}",
+                std::process::id(),
+                why.len()
+            ));
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join("log"), log).unwrap();
+            let err = report(&dir.join("log"), &dir, "k", "x").unwrap_err();
+            fs::remove_dir_all(&dir).unwrap();
+            assert!(
+                err.contains("sustained-1-rtlat-blame.json") && err.contains(why),
+                "{err}"
+            );
+        }
     }
 
     #[test]
