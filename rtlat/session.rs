@@ -722,6 +722,16 @@ impl Source for Session {
         self.out.set_finished(ctx);
     }
 
+    /// `RTLAT_IOC_RESET`: the statistics and the blame tallies.
+    fn reset(&self, ctx: &Sleepable) {
+        self.out.reset();
+        if self.blame.is_some() {
+            for c in self.cpus.iter() {
+                *c.tally.lock(ctx) = Tally::new();
+            }
+        }
+    }
+
     /// `RTLAT_IOC_BLAME`: `cpu`'s late activations explained; `EINVAL`
     /// unless the session explains them and samples `cpu`.
     fn blame(&self, ctx: &Sleepable, cpu: u32, buf: &mut [u8; uapi::BLAME_SIZE]) -> Result {

@@ -665,6 +665,13 @@ TEST_F(dev, blame)
 		thread += b.thread[i].ns;
 	ASSERT_EQ(b.irq_ns, (__s64)(irq + b.irq_other_ns));
 	ASSERT_EQ(b.thread_ns - b.irq_ns, (__s64)(thread + b.thread_other_ns));
+	/* RESET clears the tallies with the statistics. */
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_RESET));
+	ASSERT_EQ(0, blame(self->fd, 0, &b));
+	ASSERT_EQ(0, b.explained);
+	ASSERT_EQ(0, b.late_ns);
+	ASSERT_EQ(0, b.nr_culprits);
+	ASSERT_EQ(0, b.has_worst);
 	/* A CPU the session does not sample; a request of another layout. */
 	ASSERT_EQ(-1, blame(self->fd, 1, &b));
 	EXPECT_EQ(EINVAL, errno);

@@ -282,7 +282,7 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             Ok(0)
         }
         ioc::RESET => {
-            owned(ctx, lock, id)?.output().reset();
+            owned(ctx, lock, id)?.reset(ctx);
             Ok(0)
         }
         ioc::STATUS | ioc::STATUS_V3 | ioc::STATUS_V2 | ioc::STATUS_V1 => {

@@ -61,6 +61,12 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
         Err(ENOTTY)
     }
 
+    /// `RTLAT_IOC_RESET`: clears the statistics (and whatever else the
+    /// session counts since START), sampling goes on.
+    fn reset(&self, _ctx: &Sleepable) {
+        self.output().reset();
+    }
+
     /// `RTLAT_IOC_BLAME`: `cpu`'s late activations explained, encoded into
     /// `buf`; `EINVAL`
     /// where the session does not explain them (the device cannot, or its
