@@ -4,23 +4,26 @@
 //!
 //! A session configured with `RTLAT_CFG_BLAME` keeps one timeline per CPU
 //! ([`Timelines`], fed by the scheduler and interrupt tracepoints through
-//! [`Probes`], which are registered while it samples and only then). When
-//! an activation's thread latency reaches the session's `blame_us`, the
-//! task that measured it — on that CPU, its kernel thread or user waiter —
+//! [`Probes`], which are registered while it samples and only then), and
+//! its timer's hard IRQ keeps the stack it interrupted. When an
+//! activation's thread latency reaches the session's `blame_us`, the task
+//! that measured it — on that CPU, its kernel thread or user waiter —
 //! splits the latency into what ran ([`Analysis`]: from the expected expiry
 //! to the interrupt, and from the interrupt to the thread), with interrupts
-//! off for the moment it reads its CPU's timeline, and adds it to its CPU's
-//! [`Tally`] (a sleeping lock, task context): the sources ranked over the
-//! run, and the worst activation explained. `RTLAT_IOC_BLAME` answers from
-//! the tally, naming hrtimer callbacks by symbol there.
+//! off for the moment it reads its CPU's timeline, and adds it, with that
+//! stack, to its CPU's [`Tally`] (a sleeping lock, task context): the
+//! sources ranked over the run, and the worst activation explained.
+//! `RTLAT_IOC_BLAME` answers from the tally, naming hrtimer callbacks and
+//! the stack's frames by symbol there.
 //!
 //! The cost: the probes run on every CPU for every context switch and
 //! interrupt of the machine from START until the session stops (STOP or
 //! close; a threshold trip halts sampling but keeps them until then): a few
-//! dozen instructions with interrupts off. An explained activation costs
-//! its measuring task one walk, with interrupts off, over its CPU's
-//! transitions since the expected expiry, after its thread stage is
-//! measured (a user waiter's, after its user stage: its response time
+//! dozen instructions with interrupts off; the timer's hard IRQ unwinds the
+//! stack it interrupted (8 frames) at every activation. An explained
+//! activation costs its measuring task one walk, with interrupts off, over
+//! its CPU's transitions since the expected expiry, after its thread stage
+//! is measured (a user waiter's, after its user stage: its response time
 //! includes it).
 
 use kernel::{
@@ -35,7 +38,8 @@ use crate::rtrs::{
         Kind,
         Source,
         Tally,
-        Tracker, //
+        Tracker,
+        STACK_DEPTH, //
     },
     context::{
         CpuPinned,
@@ -141,8 +145,15 @@ impl Blame {
     /// Explains `rec` into `tally`, its CPU's, if its thread latency
     /// reaches the threshold. Called by the task that measured it, just
     /// after, on its CPU (else nothing is explained: its CPU's timeline is
-    /// out of reach); sleeps (the tally's lock).
-    pub(crate) fn note(&self, ctx: &Sleepable, tally: &TaskMutex<Tally>, rec: &Record) {
+    /// out of reach); `stack` is what its hard IRQ interrupted. Sleeps (the
+    /// tally's lock).
+    pub(crate) fn note(
+        &self,
+        ctx: &Sleepable,
+        tally: &TaskMutex<Tally>,
+        rec: &Record,
+        (stack, stack_n): ([u64; STACK_DEPTH], usize),
+    ) {
         let (irq, thread) = (rec.lat_ns[Stage::Irq], rec.lat_ns[Stage::Thread]);
         if thread < self.threshold_ns || irq < 0 || thread < irq {
             return;
@@ -156,7 +167,9 @@ impl Blame {
                 Analysis::explain(t, rec.seq, expected, irq, thread)
             })
         });
-        if let Some(a) = a {
+        if let Some(mut a) = a {
+            a.stack = stack;
+            a.stack_n = stack_n;
             tally.lock(ctx).add(&a);
         }
     }
@@ -175,10 +188,13 @@ impl Blame {
         *copy = *tally.lock(ctx);
         let name = |s: &Source, buf: &mut [u8; uapi::BLAME_NAME_LEN]| {
             if s.kind == Kind::Timer && s.aux != 0 {
-                symbol_name(s.aux, buf, ctx);
+                symbol_name(s.aux, false, buf, ctx);
             }
         };
-        BlameReport::encode_tally(cpu, &copy, name, buf);
+        let frame = |pc: u64, buf: &mut [u8; uapi::BLAME_FRAME_LEN]| {
+            symbol_name(pc, true, buf, ctx);
+        };
+        BlameReport::encode_tally(cpu, &copy, name, frame, buf);
         Ok(())
     }
 }

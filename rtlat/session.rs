@@ -88,7 +88,10 @@ use kernel::{
 use crate::blame::Blame;
 use crate::rtrs::{
     barrier::smp_mb,
-    blame::Tally,
+    blame::{
+        Tally,
+        STACK_DEPTH, //
+    },
     context::{
         cancel_hard_timer,
         start_hard_timer,
@@ -201,6 +204,15 @@ pub(crate) struct CpuState {
     /// This CPU's explained activations, in a blame session.
     #[pin]
     tally: TaskMutex<Tally>,
+    /// A blame session: the hard IRQ keeps the stack it interrupted.
+    blame: bool,
+    /// That stack, innermost first (`irq_stack_n` entries), written by the
+    /// hard IRQ before it hands the activation on (`irq_seq` or `direct`,
+    /// released), read by whoever explains it. (A waiter claimed for an
+    /// activation that runs more than a period late may read the next
+    /// one's.)
+    irq_stack: [Atomic<u64>; STACK_DEPTH],
+    irq_stack_n: Atomic<u32>,
 }
 
 /// An activation as its hard IRQ saw it.
@@ -249,6 +261,9 @@ impl HardTimerCallback for CpuState {
         let now = ktime_ns();
         if this.irq_only {
             return this.irq_only_activation(irq, now, ctx);
+        }
+        if this.blame {
+            this.keep_interrupted_stack(irq);
         }
         let expected = this.expected.load(Relaxed);
         let seq = this.seq.load(Relaxed);
@@ -320,6 +335,9 @@ impl CpuState {
                 produce <- crate::new_task_mutex!(()),
                 stopping: Atomic::new(false),
                 tally <- crate::new_task_mutex!(Tally::new()),
+                blame: config.flags & uapi::CFG_BLAME != 0,
+                irq_stack: [const { Atomic::new(0) }; STACK_DEPTH],
+                irq_stack_n: Atomic::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -432,6 +450,27 @@ impl CpuState {
         Some(rec)
     }
 
+    /// Keeps the stack this hard IRQ interrupted, for the explanation.
+    fn keep_interrupted_stack(&self, irq: &HardIrq) {
+        let mut st = [0u64; STACK_DEPTH];
+        let n = irq.interrupted_stack(&mut st);
+        for (slot, &pc) in self.irq_stack.iter().zip(st[..n].iter()) {
+            slot.store(pc, Relaxed);
+        }
+        self.irq_stack_n.store(n as u32, Relaxed);
+    }
+
+    /// The stack the last hard IRQ kept (after the acquire that saw it
+    /// hand on its activation).
+    fn interrupted_stack(&self) -> ([u64; STACK_DEPTH], usize) {
+        let mut st = [0u64; STACK_DEPTH];
+        let n = (self.irq_stack_n.load(Relaxed) as usize).min(STACK_DEPTH);
+        for (pc, slot) in st[..n].iter_mut().zip(self.irq_stack.iter()) {
+            *pc = slot.load(Relaxed);
+        }
+        (st, n)
+    }
+
     /// Wakes this CPU's kernel thread, if it has started; any context,
     /// including the timer's hard IRQ.
     fn wake_thread(&self) {
@@ -541,7 +580,7 @@ impl RtThreadFn for Worker {
             let mut rec = cpu.fired_record(handled);
             rec.lat_ns[Stage::Thread] = now - cpu.expected.load(Relaxed);
             if let Some(b) = &this.session.blame {
-                b.note(sleepable, &cpu.tally, &rec);
+                b.note(sleepable, &cpu.tally, &rec, cpu.interrupted_stack());
             }
             if cpu.user_stage {
                 this.session.thread_done(sleepable, cpu, rec);
@@ -864,7 +903,7 @@ impl Session {
             m.lat_ns[Stage::Thread] = now - m.expected_ns as i64;
             // (The kernel thread, on its CPU.)
             if let Some(b) = &self.blame {
-                b.note(ctx, &cpu.tally, &m);
+                b.note(ctx, &cpu.tally, &m, cpu.interrupted_stack());
             }
             m.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
             self.flag_missed_deadline(&mut m, now);
@@ -985,7 +1024,7 @@ impl Session {
             rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
             // (On its CPU still: `pin`.)
             if let Some(b) = &self.blame {
-                b.note(ctx, &cpu.tally, &rec);
+                b.note(ctx, &cpu.tally, &rec, cpu.interrupted_stack());
             }
             drop(pin);
             break (rec, tripped);

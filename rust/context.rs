@@ -65,6 +65,16 @@ impl HardIrq {
         unsafe { ffi::rtrs_smp_processor_id() }
     }
 
+    /// The stack of the code this interrupt interrupted, its instruction
+    /// pointer first, into `store`; how many entries (0: it interrupted user
+    /// space). Unwinds: some microseconds.
+    pub(crate) fn interrupted_stack(&self, store: &mut [u64]) -> usize {
+        let size = u32::try_from(store.len()).unwrap_or(u32::MAX);
+        // SAFETY: In hard-IRQ context (type invariant); `store` has room for
+        // `size` entries of an `unsigned long`'s size (64-bit only).
+        unsafe { ffi::rtrs_irq_stack(store.as_mut_ptr().cast(), size) as usize }
+    }
+
     /// Interrupts are off for as long as this token is borrowed: what a raw
     /// spinlock needs to be taken without saving and restoring them
     /// ([`crate::rtrs::raw_spinlock::LockIrqsOff`]).

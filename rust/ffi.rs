@@ -90,7 +90,8 @@ extern "C" {
     pub(crate) fn rtrs_pci_domain_nr(pdev: *mut c_void) -> c_int;
     pub(crate) fn rtrs_local_irq_save() -> c_ulong;
     pub(crate) fn rtrs_local_irq_restore(flags: c_ulong);
-    pub(crate) fn rtrs_symbol_name(addr: c_ulong, buf: *mut c_char, len: usize);
+    pub(crate) fn rtrs_irq_stack(store: *mut c_ulong, size: c_uint) -> c_uint;
+    pub(crate) fn rtrs_symbol_name(addr: c_ulong, with_offset: bool, buf: *mut c_char, len: usize);
     pub(crate) fn rtrs_probes_register(p: *mut RawProbes) -> c_int;
     pub(crate) fn rtrs_probes_unregister(p: *mut RawProbes);
 }

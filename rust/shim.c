@@ -17,6 +17,8 @@
 #include <linux/mutex.h>
 #include <linux/interrupt.h>
 #include <linux/kallsyms.h>
+#include <linux/stacktrace.h>
+#include <asm/irq_regs.h>
 #include <linux/kthread.h>
 #include <linux/local_lock.h>
 #include <linux/pci.h>
@@ -365,18 +367,51 @@ void rtrs_local_irq_restore(unsigned long flags)
 }
 
 /*
- * The name of the code at addr, for a report: "module:symbol" for a module's
- * code, "symbol" for the kernel's, "?" where kallsyms has none (never the
- * address: the report goes to user space); NUL-terminated in len bytes
- * (len > 0). Task context (the symbol buffer is large).
+ * In a hard IRQ: the stack of the code it interrupted, its instruction
+ * pointer first, then its callers as the unwinder finds them from here (the
+ * frames of the interrupt itself left out); just the instruction pointer
+ * where the unwinder does not reach it; nothing if the interrupt came from
+ * user space or outside an interrupt. At most size entries; returns how
+ * many.
  */
-void rtrs_symbol_name(unsigned long addr, char *buf, size_t len)
+unsigned int rtrs_irq_stack(unsigned long *store, unsigned int size)
+{
+	struct pt_regs *regs = get_irq_regs();
+	unsigned long frames[32], ip;
+	unsigned int n, i;
+
+	if (!regs || !size || user_mode(regs))
+		return 0;
+	ip = instruction_pointer(regs);
+	n = stack_trace_save(frames, ARRAY_SIZE(frames), 0);
+	for (i = 0; i < n && frames[i] != ip; i++)
+		;
+	if (i == n) {
+		store[0] = ip;
+		return 1;
+	}
+	n = min(n - i, size);
+	memcpy(store, frames + i, n * sizeof(*store));
+	return n;
+}
+
+/*
+ * The name of the code at addr, for a report: "module:symbol" for a module's
+ * code, "symbol" for the kernel's (with "+offset/size" if with_offset),
+ * "?" where kallsyms has none (never the address: the report goes to user
+ * space); NUL-terminated in len bytes (len > 0). Task context (the symbol
+ * buffer is large).
+ */
+void rtrs_symbol_name(unsigned long addr, bool with_offset, char *buf, size_t len)
 {
 	char sym[KSYM_SYMBOL_LEN];
 	char *mod;
 	size_t n;
 
-	sprint_symbol_no_offset(sym, addr);
+	if (with_offset)
+		sprint_symbol(sym, addr);
+	else
+		sprint_symbol_no_offset(sym, addr);
 	/* Not found, it is the address in hex. */
 	if (!strncmp(sym, "0x", 2)) {
 		strscpy(buf, "?", len);

@@ -107,7 +107,8 @@ struct rtrs_probes {
 
 unsigned long rtrs_local_irq_save(void);
 void rtrs_local_irq_restore(unsigned long flags);
-void rtrs_symbol_name(unsigned long addr, char *buf, size_t len);
+unsigned int rtrs_irq_stack(unsigned long *store, unsigned int size);
+void rtrs_symbol_name(unsigned long addr, bool with_offset, char *buf, size_t len);
 int rtrs_probes_register(struct rtrs_probes *p);
 void rtrs_probes_unregister(struct rtrs_probes *p);
 

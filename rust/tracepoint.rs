@@ -118,10 +118,10 @@ impl<T: ProbeHandler> Drop for Probes<T> {
 
 /// Writes the name of the code at `addr` into `buf`, NUL-terminated and
 /// padded: `module:symbol` for a module's code, `symbol` for the kernel's
-/// (cut to fit), `?` where kallsyms has none (never the address). For
-/// reports: the name of an
+/// (`+offset/size` after it if `with_offset`; cut to fit), `?` where
+/// kallsyms has none (never the address). For reports: the name of an
 /// hrtimer's callback ([`Kind::Timer`]'s `aux`).
-pub(crate) fn symbol_name(addr: u64, buf: &mut [u8], _ctx: &Sleepable) {
+pub(crate) fn symbol_name(addr: u64, with_offset: bool, buf: &mut [u8], _ctx: &Sleepable) {
     buf.fill(0);
     if buf.is_empty() {
         return;
@@ -131,6 +131,7 @@ pub(crate) fn symbol_name(addr: u64, buf: &mut [u8], _ctx: &Sleepable) {
     unsafe {
         ffi::rtrs_symbol_name(
             addr as kernel::ffi::c_ulong,
+            with_offset,
             buf.as_mut_ptr().cast(),
             buf.len(),
         )

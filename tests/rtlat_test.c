@@ -126,9 +126,10 @@ TEST(uapi_layout)
 	ASSERT_EQ(0x4078b701, RTLAT_IOC_CONFIG);
 	ASSERT_EQ(168, sizeof(struct rtlat_stats));
 	ASSERT_EQ(96, sizeof(struct rtlat_blame_entry));
-	ASSERT_EQ(2792, sizeof(struct rtlat_blame));
+	ASSERT_EQ(3312, sizeof(struct rtlat_blame));
 	ASSERT_EQ(104, offsetof(struct rtlat_blame, culprits));
-	ASSERT_EQ(0xcae8b709, RTLAT_IOC_BLAME);
+	ASSERT_EQ(2792, offsetof(struct rtlat_blame, nr_stack));
+	ASSERT_EQ(0xccf0b709, RTLAT_IOC_BLAME);
 	ASSERT_EQ(8, offsetof(struct rtlat_config, period_ns));
 	ASSERT_EQ(56, offsetof(struct rtlat_config, threshold_ns));
 	ASSERT_EQ(24, offsetof(struct rtlat_record, lat_ns));
@@ -665,6 +666,14 @@ TEST_F(dev, blame)
 		thread += b.thread[i].ns;
 	ASSERT_EQ(b.irq_ns, (__s64)(irq + b.irq_other_ns));
 	ASSERT_EQ(b.thread_ns - b.irq_ns, (__s64)(thread + b.thread_other_ns));
+	/* What its interrupt interrupted, by name (none from user space). */
+	ASSERT_GE(RTLAT_BLAME_STACK_DEPTH, b.nr_stack);
+	for (i = 0; i < b.nr_stack; i++) {
+		ASSERT_NE(0, b.stack[i][0]);
+		ASSERT_EQ(0, b.stack[i][RTLAT_BLAME_FRAME_LEN - 1]);
+	}
+	if (b.nr_stack)
+		TH_LOG("its interrupt interrupted %s", b.stack[0]);
 	/* RESET clears the tallies with the statistics. */
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_RESET));
 	ASSERT_EQ(0, blame(self->fd, 0, &b));

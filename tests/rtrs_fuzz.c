@@ -1653,6 +1653,7 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 			checked(C_STATS);
 			if (b.nr_culprits > RTLAT_BLAME_CULPRITS || b.nr_irq > RTLAT_BLAME_IRQ_PARTS ||
 			    b.nr_thread > RTLAT_BLAME_THREAD_PARTS || b.has_worst > 1 ||
+			    b.nr_stack > RTLAT_BLAME_STACK_DEPTH ||
 			    (!b.explained && b.has_worst))
 				fail(t, C_STATS, "%s: counts out of range", t->what);
 			for (unsigned int k = 0; k < b.nr_culprits && k < RTLAT_BLAME_CULPRITS; k++)

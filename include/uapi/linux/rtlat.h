@@ -196,6 +196,8 @@ enum rtlat_blame_kind {
 #define RTLAT_BLAME_CULPRITS	16
 #define RTLAT_BLAME_IRQ_PARTS	4
 #define RTLAT_BLAME_THREAD_PARTS	8
+#define RTLAT_BLAME_STACK_DEPTH	8
+#define RTLAT_BLAME_FRAME_LEN	64
 
 struct rtlat_blame_entry {
 	__u32 kind;			/* enum rtlat_blame_kind */
@@ -235,6 +237,11 @@ struct rtlat_blame {
 	struct rtlat_blame_entry culprits[RTLAT_BLAME_CULPRITS];
 	struct rtlat_blame_entry irq[RTLAT_BLAME_IRQ_PARTS];
 	struct rtlat_blame_entry thread[RTLAT_BLAME_THREAD_PARTS];
+	/* The worst one's interrupt interrupted this code, innermost first:
+	 * module:symbol+offset/size ("?" unknown); none from user space. */
+	__u32 nr_stack;
+	__u32 reserved2;
+	char stack[RTLAT_BLAME_STACK_DEPTH][RTLAT_BLAME_FRAME_LEN];
 };
 
 #define RTLAT_IOC_MAGIC		0xb7

@@ -452,6 +452,8 @@ pub const IRQ_PARTS: usize = 4;
 pub const THREAD_PARTS: usize = 8;
 /// Sources a CPU's [`Tally`] ranks over a run.
 pub const CULPRITS: usize = 16;
+/// Frames kept of the code a late activation's interrupt interrupted.
+pub const STACK_DEPTH: usize = 8;
 
 /// One late activation explained: its interrupt latency (from the expected
 /// expiry to the interrupt) and the rest of its thread latency (from the
@@ -474,6 +476,12 @@ pub struct Analysis {
     pub thread: [Share; THREAD_PARTS],
     /// How `thread` adds up.
     pub thread_ex: Explained,
+    /// The code its interrupt interrupted, innermost first (code
+    /// addresses, set by the caller; `stack_n` of them): where an
+    /// interrupts-off section ended, or what a blocking task ran.
+    pub stack: [u64; STACK_DEPTH],
+    /// Entries of `stack` in use.
+    pub stack_n: usize,
 }
 
 impl Analysis {
@@ -487,6 +495,8 @@ impl Analysis {
         irq_ex: Explained::EMPTY,
         thread: [Share::EMPTY; THREAD_PARTS],
         thread_ex: Explained::EMPTY,
+        stack: [0; STACK_DEPTH],
+        stack_n: 0,
     };
 
     /// Explains activation `seq`, expected at `expected`, whose interrupt

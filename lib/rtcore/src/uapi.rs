@@ -862,6 +862,8 @@ impl Stats {
 /// Bytes of a source's name in a [`BlameEntry`]: a task's comm, an IRQ
 /// handler's name, or an hrtimer callback's `module:symbol`.
 pub const BLAME_NAME_LEN: usize = 48;
+/// Bytes of a frame's name in [`BlameWorst::stack`]: `module:symbol+off/size`.
+pub const BLAME_FRAME_LEN: usize = 64;
 /// Byte size of a [`BlameEntry`].
 pub const BLAME_ENTRY_SIZE: usize = 4 * 4 + 4 * 8 + BLAME_NAME_LEN;
 /// Byte size of [`Blame`].
@@ -871,7 +873,10 @@ pub const BLAME_SIZE: usize = 8
     + 3 * 8
     + 4 * 4
     + 6 * 8
-    + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE;
+    + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE
+    + 4
+    + 4
+    + blame::STACK_DEPTH * BLAME_FRAME_LEN;
 
 /// `struct rtlat_blame_entry`: one source and its time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1011,6 +1016,12 @@ pub struct BlameWorst {
     pub irq: [BlameEntry; blame::IRQ_PARTS],
     /// What ran from the interrupt to the thread, largest first.
     pub thread: [BlameEntry; blame::THREAD_PARTS],
+    /// Entries of `stack` in use.
+    pub nr_stack: u32,
+    /// The code its interrupt interrupted, innermost first, by name
+    /// (`module:symbol+off/size`, NUL-padded; `?` unknown); none if it
+    /// interrupted user space.
+    pub stack: [[u8; BLAME_FRAME_LEN]; blame::STACK_DEPTH],
 }
 
 /// `struct rtlat_blame` (`RTLAT_IOC_BLAME`): one CPU's late activations
@@ -1043,6 +1054,7 @@ impl Blame {
         cpu: u32,
         t: &blame::Tally,
         mut name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
+        mut frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
         b: &mut [u8; BLAME_SIZE],
     ) {
         b.fill(0);
@@ -1071,7 +1083,20 @@ impl Blame {
             w.at = base + k * BLAME_ENTRY_SIZE;
             BlameEntry::new(&c.source, c.ns, c.count, c.worst_ns, &mut name).encode(&mut w);
         }
+        let tail =
+            base + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE;
         if let Some(a) = a {
+            let n = a.stack_n.min(blame::STACK_DEPTH);
+            w.at = tail;
+            w.u32(n as u32);
+            w.u32(0);
+            for (k, &pc) in a.stack[..n].iter().enumerate() {
+                let at = tail + 8 + k * BLAME_FRAME_LEN;
+                let f: &mut [u8; BLAME_FRAME_LEN] = (&mut w.b[at..at + BLAME_FRAME_LEN])
+                    .try_into()
+                    .unwrap_or_else(|_| unreachable!());
+                frame(pc, f);
+            }
             let irq = base + blame::CULPRITS * BLAME_ENTRY_SIZE;
             let thread = irq + blame::IRQ_PARTS * BLAME_ENTRY_SIZE;
             for (at, parts) in [
@@ -1093,9 +1118,10 @@ impl Blame {
         cpu: u32,
         t: &blame::Tally,
         name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
+        frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
     ) -> Self {
         let mut b = [0u8; BLAME_SIZE];
-        Self::encode_tally(cpu, t, name, &mut b);
+        Self::encode_tally(cpu, t, name, frame, &mut b);
         Self::decode(&b).unwrap_or_else(|e| panic!("an encoded tally decodes: {e:?}"))
     }
 
@@ -1133,6 +1159,8 @@ impl Blame {
             thread_other_ns: r.u64(),
             irq: [BlameEntry::EMPTY; blame::IRQ_PARTS],
             thread: [BlameEntry::EMPTY; blame::THREAD_PARTS],
+            nr_stack: 0,
+            stack: [[0; BLAME_FRAME_LEN]; blame::STACK_DEPTH],
         };
         if has_worst > 1
             || pad != 0
@@ -1149,6 +1177,14 @@ impl Blame {
             .chain(w.thread.iter_mut())
         {
             *e = BlameEntry::decode(&mut r)?;
+        }
+        w.nr_stack = r.u32();
+        if w.nr_stack as usize > blame::STACK_DEPTH || r.u32() != 0 {
+            return Err(UapiError::Invalid);
+        }
+        for f in w.stack.iter_mut() {
+            f.copy_from_slice(&r.b[r.at..r.at + BLAME_FRAME_LEN]);
+            r.at += BLAME_FRAME_LEN;
         }
         Ok(Self {
             cpu,
@@ -1457,8 +1493,8 @@ mod tests {
             Tracker, //
         };
         assert_eq!(BLAME_ENTRY_SIZE, 96);
-        assert_eq!(BLAME_SIZE, 2792);
-        assert_eq!(ioc::BLAME, 0xcae8_b709);
+        assert_eq!(BLAME_SIZE, 3312);
+        assert_eq!(ioc::BLAME, 0xccf0_b709);
         let mut t = Tracker::<8>::new();
         t.event(0, Event::Switch(Source::task(42, b"noise_fifo/1", 1, 96)));
         t.event(
@@ -1468,14 +1504,20 @@ mod tests {
         t.event(600, Event::Exit(Kind::Timer, 0xffff_0000));
         t.event(900, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
         let mut tally = Tally::new();
-        tally.add(&Analysis::explain(&t, 3, 100, 450, 850));
+        let mut a = Analysis::explain(&t, 3, 100, 450, 850);
+        a.stack[..2].copy_from_slice(&[0x10, 0x20]);
+        a.stack_n = 2;
+        tally.add(&a);
+        let frame = |pc: u64, f: &mut [u8; BLAME_FRAME_LEN]| {
+            f[..3].copy_from_slice(if pc == 0x10 { b"f+1" } else { b"g+2" });
+        };
         let name = |s: &Source, name: &mut [u8; BLAME_NAME_LEN]| {
             if s.kind == Kind::Timer {
                 name.fill(0);
                 name[..7].copy_from_slice(b"mod:sym");
             }
         };
-        let b = Blame::from_tally(1, &tally, name);
+        let b = Blame::from_tally(1, &tally, name, frame);
         assert_eq!(b.nr_culprits, 3);
         assert_eq!(b.culprits[0].name_bytes(), b"noise_fifo/1");
         assert_eq!((b.culprits[0].policy, b.culprits[0].prio), (1, 96));
@@ -1485,18 +1527,31 @@ mod tests {
         let w = b.worst.unwrap();
         assert_eq!((w.nr_irq, w.nr_thread, w.thread_ns), (2, 3, 850));
         assert_eq!(w.thread[0].name_bytes(), b"noise_fifo/1");
+        assert_eq!(w.nr_stack, 2);
+        assert_eq!(
+            (&w.stack[0][..4], &w.stack[1][..4]),
+            (&b"f+1\0"[..], &b"g+2\0"[..])
+        );
         let mut buf = [0u8; BLAME_SIZE];
         Blame::encode_request(5, &mut buf);
         assert_eq!(Blame::decode_request(&buf), Ok(5));
         // Nothing explained: no worst.
-        assert_eq!(Blame::from_tally(0, &Tally::new(), |_, _| {}).worst, None);
+        assert_eq!(
+            Blame::from_tally(0, &Tally::new(), |_, _| {}, |_, _| {}).worst,
+            None
+        );
         // Counts past the arrays, an unknown kind: refused.
-        Blame::encode_tally(1, &tally, name, &mut buf);
+        Blame::encode_tally(1, &tally, name, frame, &mut buf);
         assert_eq!(Blame::decode(&buf), Ok(b));
         buf[12..16].copy_from_slice(&17u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
-        Blame::encode_tally(1, &tally, name, &mut buf);
+        Blame::encode_tally(1, &tally, name, frame, &mut buf);
         buf[104..108].copy_from_slice(&9u32.to_ne_bytes());
+        assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
+        // More frames than the array holds.
+        Blame::encode_tally(1, &tally, name, frame, &mut buf);
+        let at = BLAME_SIZE - 8 - blame::STACK_DEPTH * BLAME_FRAME_LEN;
+        buf[at..at + 4].copy_from_slice(&9u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
         assert_eq!(Blame::decode(&buf[..100]), Err(UapiError::Size));
     }

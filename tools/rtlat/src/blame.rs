@@ -88,6 +88,10 @@ pub struct Worst {
     pub irq_other_ns: u64,
     pub thread: Vec<Part>,
     pub thread_other_ns: u64,
+    /// The code its interrupt interrupted, innermost first
+    /// (`module:symbol+off/size`); empty if it interrupted user space.
+    #[serde(default)]
+    pub interrupted: Vec<String>,
 }
 
 fn policy_name(p: u32) -> String {
@@ -154,6 +158,13 @@ impl BlameReport {
                 irq_other_ns: w.irq_other_ns,
                 thread: parts(&w.thread[..w.nr_thread as usize]),
                 thread_other_ns: w.thread_other_ns,
+                interrupted: w.stack[..w.nr_stack as usize]
+                    .iter()
+                    .map(|f| {
+                        let n = f.iter().position(|&c| c == 0).unwrap_or(f.len());
+                        String::from_utf8_lossy(&f[..n]).into_owned()
+                    })
+                    .collect(),
             }),
         }
     }
@@ -261,6 +272,13 @@ pub fn analysis(cpu: u32, w: &Worst, unit: Unit) -> String {
         let _ = write!(s, " + {p}");
     }
     s.push('\n');
+    if !w.interrupted.is_empty() {
+        let _ = writeln!(
+            s,
+            "  its interrupt interrupted: {}",
+            w.interrupted.join(" <- ")
+        );
+    }
     s
 }
 
@@ -282,8 +300,23 @@ pub(crate) mod tests {
         t.event(1_600, Event::Exit(Kind::HardIrq, 25));
         t.event(20_000, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
         let mut tally = Tally::new();
-        tally.add(&Analysis::explain(&t, 9, 1_000, 600, 19_010));
-        uapi::Blame::from_tally(1, &tally, |_, _| {})
+        let mut a = Analysis::explain(&t, 9, 1_000, 600, 19_010);
+        a.stack[..2].copy_from_slice(&[1, 2]);
+        a.stack_n = 2;
+        tally.add(&a);
+        uapi::Blame::from_tally(
+            1,
+            &tally,
+            |_, _| {},
+            |pc, f| {
+                let n: &[u8] = if pc == 1 {
+                    b"noise_fn+0x10/0x40 [noise]"
+                } else {
+                    b"kthread+0x2c/0x40"
+                };
+                f[..n.len()].copy_from_slice(n);
+            },
+        )
     }
 
     #[test]
@@ -307,7 +340,8 @@ pub(crate) mod tests {
             a,
             "Worst on CPU 1 (seq 9): thread latency 19010 ns = IRQ latency 600 ns \
              (task noise/1 [42] SCHED_FIFO 99 500 ns, irq 25 virtio0 100 ns) \
-             + task noise/1 [42] SCHED_FIFO 99 18400 ns + task rtlat/1 [7] SCHED_FIFO 95 10 ns\n"
+             + task noise/1 [42] SCHED_FIFO 99 18400 ns + task rtlat/1 [7] SCHED_FIFO 95 10 ns\n\
+             \x20 its interrupt interrupted: noise_fn+0x10/0x40 [noise] <- kthread+0x2c/0x40\n"
         );
         let rust = SourceJson {
             kind: "timer".into(),
