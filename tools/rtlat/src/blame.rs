@@ -6,10 +6,7 @@
 
 use std::fmt::Write as _;
 
-use rtcore::{
-    blame::{Kind, SOFTIRQ_NAMES},
-    uapi,
-};
+use rtcore::{blame::Kind, uapi};
 use serde::{Deserialize, Serialize};
 
 use crate::output::Unit;
@@ -108,12 +105,7 @@ fn policy_name(p: u32) -> String {
 
 fn source(e: &uapi::BlameEntry) -> SourceJson {
     let kind = Kind::from_raw(e.kind).unwrap_or(Kind::Unknown);
-    let mut name = String::from_utf8_lossy(e.name_bytes()).into_owned();
-    if kind == Kind::Softirq && name.is_empty() {
-        name = SOFTIRQ_NAMES
-            .get(e.id as usize)
-            .map_or_else(|| e.id.to_string(), |n| n.to_string());
-    }
+    let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
     let task = kind == Kind::Task;
     SourceJson {
         kind: kind.name().into(),

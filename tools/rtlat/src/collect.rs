@@ -197,8 +197,43 @@ pub fn collect<'a>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use clap::Parser;
+
     use super::*;
+    use crate::cli::{
+        Cli,
+        Cmd, //
+    };
+
+    /// The plan of `rtlat run ARGS` on a machine whose online CPUs are
+    /// `cpus`.
+    pub(crate) fn plan(args: &[&str], cpus: &[u32]) -> Plan {
+        let Cmd::Run(c) = Cli::try_parse_from([&["rtlat", "run"], args].concat())
+            .unwrap()
+            .cmd
+        else {
+            unreachable!()
+        };
+        let list = cpus
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        Plan::new(&c, cpus, &list).unwrap()
+    }
+
+    /// The outcome of a run of `plan` whose report is
+    /// `report::tests::sample()`, and nothing else collected.
+    pub(crate) fn outcome(plan: &Plan) -> Outcome<'_> {
+        Outcome {
+            plan,
+            report: report::tests::sample(),
+            stats: Vec::new(),
+            stream: Stream::default(),
+            error: None,
+        }
+    }
 
     #[test]
     fn threshold_before_gate() {

@@ -208,33 +208,14 @@ fn blame_bars(cpu: u32, b: &BlameReport) -> Option<plot::BlameBars> {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
-    use crate::{
-        cli::{Cli, Cmd},
-        plan::Plan,
-        report,
-        stream::Stream,
-    };
+    use crate::collect;
 
     /// The SVG of a run of `rtlat run ARGS` whose report is the sample's,
     /// with the blame of `blame::tests::sample()` on CPU 0.
     fn svg(args: &[&str]) -> String {
-        let Cmd::Run(c) = Cli::try_parse_from([&["rtlat", "run"], args].concat())
-            .unwrap()
-            .cmd
-        else {
-            unreachable!()
-        };
-        let plan = Plan::new(&c, &[0, 1, 2, 3], "0-3").unwrap();
-        let o = Outcome {
-            plan: &plan,
-            report: report::tests::sample(),
-            stats: Vec::new(),
-            stream: Stream::default(),
-            error: None,
-        };
+        let plan = collect::tests::plan(args, &[0, 1, 2, 3]);
+        let o = collect::tests::outcome(&plan);
         let dir =
             std::env::temp_dir().join(format!("rtlat-svg-{}-{}", std::process::id(), args.len()));
         fs::create_dir_all(&dir).unwrap();

@@ -71,20 +71,9 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 /// What drawing one returns.
 type Drawn = Result<(), Box<dyn std::error::Error>>;
 
-const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
-
-/// The colours of the sources in the blame panels, a source the same in
-/// every bar; [`OTHERS`] is grey.
-const SOURCE_COLORS: [RGBColor; 18] = [
+/// The colours of the series, and of the sources in the blame panels (a
+/// source the same in every bar; [`OTHERS`] is grey).
+const COLORS: [RGBColor; 18] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -269,7 +258,7 @@ fn blame_legend(blame: &[BlameBars]) -> Vec<(&str, RGBColor)> {
         if s.source == OTHERS {
             others = true;
         } else if !legend.iter().any(|(name, _)| *name == s.source) {
-            let color = SOURCE_COLORS[legend.len() % SOURCE_COLORS.len()];
+            let color = COLORS[legend.len() % COLORS.len()];
             legend.push((&s.source, color));
         }
     }

@@ -661,10 +661,10 @@ mod tests {
     use super::*;
     use crate::{
         cli::{Cli, Cmd},
+        collect,
         cyclictest::opts::{self, Env, Parsed},
         plan::Plan,
         report::{self, Trip},
-        stream::Stream,
     };
 
     fn settings(args: &str) -> Settings {
@@ -1013,24 +1013,12 @@ mod tests {
         for &(cpu, ns) in samples {
             mode.tally.on_user(cpu, &rec(cpu, ns, 0));
         }
-        let Cmd::Run(mut c) = Cli::try_parse_from(["rtlat", "run"]).unwrap().cmd else {
-            unreachable!()
-        };
-        c.user = true;
-        let plan = Plan::new(&c, &[0, 1, 2, 3], "0-3").unwrap();
-        let mut report = report::tests::sample();
-        report.stop.trip = trip;
-        let mut stream = Stream::default();
+        let plan = collect::tests::plan(&["--user"], &[0, 1, 2, 3]);
+        let mut o = collect::tests::outcome(&plan);
+        o.report.stop.trip = trip;
         for (i, &cpu) in cpus.iter().enumerate() {
-            stream.tids.insert(cpu, 101 + i as i32);
+            o.stream.tids.insert(cpu, 101 + i as i32);
         }
-        let o = Outcome {
-            plan: &plan,
-            report,
-            stats: Vec::new(),
-            stream,
-            error: None,
-        };
         let text = mode.on_end(&o);
         let json = mode.json(&o);
         (mode, text + "---\n" + &json)
@@ -1134,18 +1122,8 @@ mod tests {
         let (mode, out) = end(&args, &[(0, 1_000)], None);
         // The histogram goes to its file, not to the output.
         assert!(!out.contains("# Histogram"), "{out}");
-        let Cmd::Run(c) = Cli::try_parse_from(["rtlat", "run"]).unwrap().cmd else {
-            unreachable!()
-        };
-        let plan = Plan::new(&c, &[0], "0").unwrap();
-        let o = Outcome {
-            plan: &plan,
-            report: report::tests::sample(),
-            stats: Vec::new(),
-            stream: Stream::default(),
-            error: None,
-        };
-        mode.write_files(&o).unwrap();
+        let plan = collect::tests::plan(&[], &[0]);
+        mode.write_files(&collect::tests::outcome(&plan)).unwrap();
         assert!(std::fs::read_to_string(&h).unwrap().starts_with(
             "# Histogram\n000000 000000\n000001 000001\n000002 000000\n# Total: 000000001\n"
         ));
