@@ -176,9 +176,9 @@ toolchain_var() {
 	printf '%s\n' "${!2:-}"
 }
 
-# The host's rtlat tool, built if needed; prints its path.
+# The host's rtlat tool, built if needed; prints its path. It is the static
+# binary the host architecture's guests run (scripts/build-tool): one build
+# serves both.
 host_rtlat() {
-	toolchain_env
-	cargo build -q --locked --release --manifest-path "$RTRS_ROOT/Cargo.toml" -p rtlat >&2 || return
-	echo "$CARGO_TARGET_DIR/release/rtlat"
+	"$RTRS_ROOT/scripts/build-tool" --arch "$(host_arch)"
 }
