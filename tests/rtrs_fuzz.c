@@ -303,6 +303,30 @@ static __u64 pick_of(struct rng *r, const __u64 *v, size_t n)
 	pick_of(r, (const __u64[]){ __VA_ARGS__ },			\
 		sizeof((const __u64[]){ __VA_ARGS__ }) / sizeof(__u64))
 
+/*
+ * A request's size and version, set right by the caller, now and then made
+ * wrong: the size (4 % of the time) one of the wrong ones given, the
+ * version (3 %) 0, 2 or ~0. Returns 1 if both are still right.
+ */
+#define PICK_HEADER(r, size, version, ...)					\
+	pick_header(r, size, version, (const __u64[]){ __VA_ARGS__ },		\
+		    sizeof((const __u64[]){ __VA_ARGS__ }) / sizeof(__u64))
+
+static int pick_header(struct rng *r, __u32 *size, __u32 *version, const __u64 *bad, size_t n)
+{
+	int ok = 1;
+
+	if (chance(r, 4)) {
+		*size = pick_of(r, bad, n);
+		ok = 0;
+	}
+	if (chance(r, 3)) {
+		*version = PICK(r, 0, 2, ~0U);
+		ok = 0;
+	}
+	return ok;
+}
+
 /* ------------------------------------------------------------------ */
 /* Devices and their open files                                        */
 
@@ -1532,7 +1556,7 @@ static void op_status(struct thr *t, struct rng *r, struct dev *d, int pair)
 static void op_stats(struct thr *t, struct rng *r, struct dev *d)
 {
 	struct rtlat_stats in, st;
-	int i = pick_slot(r, d, 20), fd, bp, bbp = BP_GOOD, hdr_ok = 1, range_ok = 1;
+	int i = pick_slot(r, d, 20), fd, bp, bbp = BP_GOOD, hdr_ok, range_ok = 1;
 	int with_buckets = 0, bfault = 0;
 	char desc[96];
 	long ret;
@@ -1544,14 +1568,7 @@ static void op_stats(struct thr *t, struct rng *r, struct dev *d)
 	memset(&in, 0, sizeof(in));
 	in.size = sizeof(in);
 	in.version = RTLAT_VERSION;
-	if (chance(r, 4)) {
-		in.size = PICK(r, 0, 167, 169, 96, ~0U);
-		hdr_ok = 0;
-	}
-	if (chance(r, 3)) {
-		in.version = PICK(r, 0, 2, ~0U);
-		hdr_ok = 0;
-	}
+	hdr_ok = PICK_HEADER(r, &in.size, &in.version, 0, 167, 169, 96, ~0U);
 	if (d->edu)
 		in.cpu = chance(r, 85) ? 0 : below(r, 4);
 	else
@@ -1616,7 +1633,7 @@ static void op_stats(struct thr *t, struct rng *r, struct dev *d)
 static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 {
 	static __thread struct rtlat_blame in, b;
-	int i = pick_slot(r, d, 20), fd, bp, hdr_ok = 1;
+	int i = pick_slot(r, d, 20), fd, bp, hdr_ok;
 	__u64 sum = 0, part;
 	char desc[96];
 	long ret;
@@ -1628,14 +1645,7 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	memset(&in, 0, sizeof(in));
 	in.size = sizeof(in);
 	in.version = RTLAT_VERSION;
-	if (chance(r, 4)) {
-		in.size = PICK(r, 0, sizeof(in) - 1, sizeof(in) + 1, ~0U);
-		hdr_ok = 0;
-	}
-	if (chance(r, 3)) {
-		in.version = PICK(r, 0, 2, ~0U);
-		hdr_ok = 0;
-	}
+	hdr_ok = PICK_HEADER(r, &in.size, &in.version, 0, sizeof(in) - 1, sizeof(in) + 1, ~0U);
 	in.cpu = chance(r, 85) ? below(r, nr_cpu_ids_) : PICK(r, nr_cpu_ids_, 256, ~0U);
 	bp = pick_bp(r, 6);
 	p = bp_ptr(t, r, bp, &in, sizeof(in));
@@ -2390,7 +2400,7 @@ static void op_edu_info(struct thr *t, struct rng *r, struct dev *d)
 static void op_edu_factorial(struct thr *t, struct rng *r, struct dev *d)
 {
 	struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION };
-	int i = pick_slot(r, d, 0), fd, bp = pick_bp(r, 4), hdr_ok = 1;
+	int i = pick_slot(r, d, 0), fd, bp = pick_bp(r, 4), hdr_ok;
 	unsigned int tmo = chance(r, 15) ? 1 + below(r, 30) : 0;
 	uint32_t k = below(r, 1000);
 	long ret;
@@ -2401,14 +2411,7 @@ static void op_edu_factorial(struct thr *t, struct rng *r, struct dev *d)
 		return;
 	f.n = k < 600 ? below(r, 21) : k < 850 ? 21 + below(r, 80) : k < 960 ? below(r, 1 << 16) :
 	      k < 998 ? 1 << (16 + below(r, 6)) : 0xffffffffU;
-	if (chance(r, 4)) {
-		f.size = PICK(r, 0, 12, 20, ~0U);
-		hdr_ok = 0;
-	}
-	if (chance(r, 3)) {
-		f.version = PICK(r, 0, 2, ~0U);
-		hdr_ok = 0;
-	}
+	hdr_ok = PICK_HEADER(r, &f.size, &f.version, 0, 12, 20, ~0U);
 	p = bp_ptr(t, r, bp, &f, sizeof(f));
 	cbegin(t, K_FACTORIAL, d, i, HANG_S, 0, "n %u size %u version %u%s%s", f.n, f.size,
 	       f.version, bp_name[bp], tmo ? " signal" : "");

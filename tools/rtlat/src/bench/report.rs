@@ -576,74 +576,63 @@ mod tests {
         }
     }
 
+    /// The report of a log whose one file is `name`, with each body of
+    /// `cases` in turn, must fail naming that file and the case's reason.
+    fn refused(name: &str, cases: &[(&str, &str)]) {
+        for (i, (body, why)) in cases.iter().enumerate() {
+            let log = format!(
+                "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
+                 RTRS-FILE {name}\n{body}\nRTRS-FILE-END\n\
+                 RTRS-BENCH-END\n"
+            );
+            let dir = std::env::temp_dir().join(format!(
+                "rtlat-bench-refused-{}-{name}-{i}",
+                std::process::id()
+            ));
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join("log"), log).unwrap();
+            let err = report(&dir.join("log"), &dir, "k", "x").unwrap_err();
+            fs::remove_dir_all(&dir).unwrap();
+            assert!(err.contains(name) && err.contains(why), "{err}");
+        }
+    }
+
     #[test]
     fn a_blame_report_without_blame_or_a_failure_is_refused() {
         let mut run = crate::report::tests::sample();
         run.cpus[0].blame = None;
         let run = serde_json::to_string(&run).unwrap();
-        for (body, why) in [
-            (run.as_str(), "CPU 0: no blame in the report"),
-            (
-                "rtlat --blame=0 wrote no report: rtlat: error: x",
-                "not a session's report",
-            ),
-        ] {
-            let log = format!(
-                "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
-                 RTRS-FILE sustained-1-rtlat-blame.json\n{body}\nRTRS-FILE-END\n\
-                 RTRS-BENCH-END\n"
-            );
-            let dir = std::env::temp_dir().join(format!(
-                "rtlat-bench-blame-{}-{}",
-                std::process::id(),
-                why.len()
-            ));
-            fs::create_dir_all(&dir).unwrap();
-            fs::write(dir.join("log"), log).unwrap();
-            let err = report(&dir.join("log"), &dir, "k", "x").unwrap_err();
-            fs::remove_dir_all(&dir).unwrap();
-            assert!(
-                err.contains("sustained-1-rtlat-blame.json") && err.contains(why),
-                "{err}"
-            );
-        }
+        refused(
+            "sustained-1-rtlat-blame.json",
+            &[
+                (run.as_str(), "CPU 0: no blame in the report"),
+                (
+                    "rtlat --blame=0 wrote no report: rtlat: error: x",
+                    "not a session's report",
+                ),
+            ],
+        );
     }
 
     #[test]
     fn an_overhead_file_of_another_rate_or_a_failure_is_refused() {
-        for (body, why) in [
-            ("", "not an activations line"),
-            (
-                "rtlat measured nothing: rtlat: error: x",
-                "rtlat measured nothing",
-            ),
-            (
-                "activations 9 ns 1000 cpus 1 period_ns 1000000",
-                "not the set's 100000 ns",
-            ),
-            (
-                "activations 9 ns 0 cpus 1 period_ns 100000",
-                "no time or no CPU",
-            ),
-        ] {
-            let log = format!(
-                "RTRS-BENCH-BEGIN seconds=2 rounds=1 period_us=1000 cpus=1\n\
-                 RTRS-FILE overhead-1-rtlat-monitor.txt\n{body}\nRTRS-FILE-END\n\
-                 RTRS-BENCH-END\n"
-            );
-            let dir = std::env::temp_dir().join(format!(
-                "rtlat-bench-act-{}-{}",
-                std::process::id(),
-                why.len()
-            ));
-            fs::create_dir_all(&dir).unwrap();
-            fs::write(dir.join("log"), log).unwrap();
-            let err = report(&dir.join("log"), &dir, "k", "x").unwrap_err();
-            fs::remove_dir_all(&dir).unwrap();
-            assert!(
-                err.contains("overhead-1-rtlat-monitor.txt") && err.contains(why),
-                "{err}"
-            );
-        }
+        refused(
+            "overhead-1-rtlat-monitor.txt",
+            &[
+                ("", "not an activations line"),
+                (
+                    "rtlat measured nothing: rtlat: error: x",
+                    "rtlat measured nothing",
+                ),
+                (
+                    "activations 9 ns 1000 cpus 1 period_ns 1000000",
+                    "not the set's 100000 ns",
+                ),
+                (
+                    "activations 9 ns 0 cpus 1 period_ns 100000",
+                    "no time or no CPU",
+                ),
+            ],
+        );
     }
 }
