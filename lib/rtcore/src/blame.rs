@@ -27,10 +27,12 @@
 //! What it cannot see, by construction: an NMI; on x86, the interrupts
 //! that are system vectors rather than IRQs (the local APIC timer, IPIs,
 //! irq_work), whose time is the interrupted source's; on each CPU, what ran
-//! before its first event (a task switch names the task); and on
-//! PREEMPT_RT a softirq preempted by a task switch (its remaining time,
-//! once its task resumes, is the task's: a switch replaces the whole
-//! nesting stack).
+//! before its first event (a task switch names the task).
+//!
+//! On PREEMPT_RT a softirq runs in a task and may be preempted: a switch
+//! away from a task with a softirq (or an hrtimer callback in it) nested
+//! keeps that nesting, and the task's return resumes it. One CPU runs one
+//! softirq at a time (its bottom-half lock), so one nesting is kept.
 
 use core::cmp::Ordering;
 
@@ -185,7 +187,8 @@ struct Transition {
 /// `log[(total - k) % N]` for `1 <= k <= min(total, N)` are the transitions
 /// kept, newest first, their times non-decreasing towards the newest;
 /// `stack[..depth]` is the nesting, innermost last, and its innermost entry
-/// is the newest transition's source when `depth > 0`.
+/// is the newest transition's source when `depth > 0`. `parked[..parked_n]`
+/// is what task `parked_pid` had nested above it when it was switched out.
 ///
 /// All zero bytes are [`Tracker::new`] (no transition, nothing nested,
 /// [`Kind::Unknown`] being 0): the kernel allocates large timelines zeroed
@@ -196,6 +199,9 @@ pub struct Tracker<const N: usize> {
     total: u64,
     stack: [Source; DEPTH],
     depth: usize,
+    parked: [Source; DEPTH],
+    parked_n: usize,
+    parked_pid: u64,
 }
 
 impl<const N: usize> Default for Tracker<N> {
@@ -219,6 +225,9 @@ impl<const N: usize> Tracker<N> {
             total: 0,
             stack: [Source::UNKNOWN; DEPTH],
             depth: 0,
+            parked: [Source::UNKNOWN; DEPTH],
+            parked_n: 0,
+            parked_pid: 0,
         }
     }
 
@@ -267,9 +276,26 @@ impl<const N: usize> Tracker<N> {
     pub fn event(&mut self, at: i64, event: Event) {
         match event {
             Event::Switch(next) => {
+                // A task leaving with a softirq nested keeps it for its
+                // return (PREEMPT_RT).
+                if self.depth > 1 && self.stack[0].kind == Kind::Task {
+                    let n = self.depth - 1;
+                    self.parked[..n].copy_from_slice(&self.stack[1..self.depth]);
+                    self.parked_n = n;
+                    self.parked_pid = self.stack[0].id;
+                }
                 self.stack[0] = next;
                 self.depth = 1;
-                self.record(at, next, false);
+                let resumes = self.parked_n > 0
+                    && next.kind == Kind::Task
+                    && next.id == self.parked_pid;
+                if resumes {
+                    let n = self.parked_n;
+                    self.stack[1..=n].copy_from_slice(&self.parked[..n]);
+                    self.depth = n + 1;
+                    self.parked_n = 0;
+                }
+                self.record(at, self.current(), resumes);
             }
             Event::Enter(s) => {
                 if self.depth == DEPTH {
@@ -813,25 +839,34 @@ mod tests {
     }
 
     #[test]
-    fn an_exit_unmatched_is_ignored_and_a_switch_resets_the_nesting() {
+    fn an_exit_unmatched_is_ignored_and_a_switch_parks_a_softirq() {
         let mut t = Tracker::<16>::new();
         t.event(0, Event::Switch(task(1, "a")));
         t.event(10, Event::Exit(Kind::HardIrq, 3));
         assert_eq!(t.current(), task(1, "a"));
-        // A softirq preempted by a switch (PREEMPT_RT): the nesting goes.
+        // A softirq preempted by a switch (PREEMPT_RT): the nesting goes
+        // with its task and comes back with it, the rest of its time the
+        // softirq's, begun once.
         t.event(20, Event::Enter(softirq(3)));
         t.event(30, Event::Switch(task(2, "b")));
         assert_eq!(t.current(), task(2, "b"));
         t.event(40, Event::Exit(Kind::Softirq, 3));
         assert_eq!(t.current(), task(2, "b"));
+        t.event(45, Event::Switch(task(1, "a")));
+        assert_eq!(t.current(), softirq(3));
+        t.event(50, Event::Exit(Kind::Softirq, 3));
+        assert_eq!(t.current(), task(1, "a"));
         assert_eq!(
-            explain(&t, 0, 50).0,
-            [l("a", 20, 1), l("b", 20, 1), l("NET_RX", 10, 1)]
+            explain(&t, 0, 55).0,
+            [l("a", 25, 1), l("NET_RX", 15, 1), l("b", 15, 1)]
         );
+        // Another task's return finds nothing kept for it.
+        t.event(52, Event::Switch(task(2, "b")));
+        assert_eq!(t.current(), task(2, "b"));
         // Exiting an outer handler drops the inner ones left open.
-        t.event(50, Event::Enter(irq(1, "x")));
-        t.event(55, Event::Enter(irq(2, "y")));
-        t.event(60, Event::Exit(Kind::HardIrq, 1));
+        t.event(60, Event::Enter(irq(1, "x")));
+        t.event(65, Event::Enter(irq(2, "y")));
+        t.event(70, Event::Exit(Kind::HardIrq, 1));
         assert_eq!(t.current(), task(2, "b"));
     }
 
