@@ -20,9 +20,10 @@
 #   preemptoff  preemption off in a thread:            the thread's wake-up
 #                                                      after the IRQ
 #   fifo        a SCHED_FIFO 99 thread spinning:       the thread latency
+#   softirq     a tasklet spinning, preemption off:    the thread latency
 # The run explains every activation 5 ms late or more (--blame): the main
 # cause it names on that CPU must be the injected one (the noise thread,
-# or for hardirq the module's hrtimer callback), and the late time it is
+# for hardirq the module's hrtimer callback, for softirq HI_SOFTIRQ), and the late time it is
 # blamed for in all must be that of the injections made while rtlat
 # measured, within 25 % (a vCPU's stall inside one injection is the
 # culprit's time too, so no single injection bounds its worst part).
@@ -43,7 +44,7 @@ if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat) ||
 	! noise=$(rtrs_module rtrs_noise); then
 	rtrs_skip_all "rtlat tool, rtlat.ko or rtrs_noise.ko not installed"
 fi
-ktap_set_plan 14
+ktap_set_plan 17
 tmp=$(mktemp -d)
 # The CPU the noise and the measurement share: the last online one (CPU 0
 # keeps the tool's own threads).
@@ -120,7 +121,7 @@ blamed()
 		[ "$(($3 * 4))" -le "$(($4 * 5))" ]
 }
 
-for kind in irqoff hardirq preemptoff fifo; do
+for kind in irqoff hardirq preemptoff fifo softirq; do
 	case $kind in
 	irqoff | hardirq) stage=irq ;;
 	*) stage=thread ;;
@@ -147,6 +148,7 @@ for kind in irqoff hardirq preemptoff fifo; do
 	rtrs_check "$kind: in the $stage stage" test "$caught" -gt 0 -a $((clean * 4)) -ge $((caught * 3))
 	case $kind in
 	hardirq) culprit="timer rtrs_noise:" ;;
+	softirq) culprit="softirq HI" ;;
 	preemptoff) culprit="task noise_preempt/$cpu " ;;
 	*) culprit="task noise_$kind/$cpu " ;;
 	esac

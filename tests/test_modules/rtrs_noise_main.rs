@@ -16,6 +16,10 @@
 //!   spinning, preemptible: the thread latency again, by priority.
 //! - `hardirq_us`: a hard-IRQ hrtimer whose handler spins: a timer that
 //!   expires meanwhile is handled after it, the IRQ latency.
+//! - `softirq_us`: a tasklet (`HI_SOFTIRQ`) that spins with preemption
+//!   disabled, as a softirq handler's raw-spinlock section would: the
+//!   thread latency, with the softirq as the cause. (On PREEMPT_RT a
+//!   softirq is otherwise preemptible: a SCHED_FIFO thread would not wait.)
 //!
 //! `insmod rtrs_noise.ko cpu=1 irqoff_us=20000 period_ms=200`. Unloading
 //! stops the injection (at most one period later: a second) and prints
@@ -26,6 +30,7 @@
 
 use kernel::{
     c_str,
+    ffi::c_void,
     prelude::*,
     str::CStr,
     sync::{
@@ -103,6 +108,10 @@ module! {
             default: 0,
             description: "A hard-IRQ hrtimer handler spins this long, each period",
         },
+        softirq_us: u32 {
+            default: 0,
+            description: "A tasklet spins this long with preemption off, each period",
+        },
     },
 }
 
@@ -124,6 +133,8 @@ enum Kind {
     Fifo,
     /// A hard-IRQ timer handler spinning.
     HardIrq,
+    /// A tasklet spinning with preemption disabled.
+    Softirq,
 }
 
 impl Kind {
@@ -134,6 +145,7 @@ impl Kind {
             Self::PreemptOff => "preemptoff",
             Self::Fifo => "fifo",
             Self::HardIrq => "hardirq",
+            Self::Softirq => "softirq",
         }
     }
 
@@ -145,6 +157,7 @@ impl Kind {
             Self::PreemptOff => (c_str!("noise_preempt/%u"), 0),
             Self::Fifo => (c_str!("noise_fifo/%u"), 99),
             Self::HardIrq => (c_str!("noise_hardirq/%u"), 0),
+            Self::Softirq => (c_str!("noise_softirq/%u"), 0),
         }
     }
 }
@@ -208,6 +221,25 @@ impl HardTimerCallback for Injector {
     }
 }
 
+// The softirq injection's tasklet (`rtrs_noise_shim.c`).
+extern "C" {
+    fn rtrs_noise_softirq(f: unsafe extern "C" fn(*const c_void), data: *const c_void);
+    fn rtrs_noise_softirq_kill();
+}
+
+/// The softirq injection, run by the tasklet: `data` is the [`Injector`].
+///
+/// # Safety
+///
+/// `data` points to an [`Injector`] valid until this returns.
+unsafe extern "C" fn softirq_injection(data: *const c_void) {
+    // SAFETY: `Injector::run` passes its `Injector` to
+    // `rtrs_noise_softirq`, which returns only after this has run.
+    let this = unsafe { &*data.cast::<Injector>() };
+    let _preempt_off = PreemptGuard::new();
+    this.done(spin(this.dur.as_nanos()));
+}
+
 crate::hard_timer! {
     impl for Injector { mode: AbsolutePinnedHardMode<Monotonic>, field: self.timer }
 }
@@ -233,6 +265,14 @@ impl RtThreadFn for Injector {
                 Kind::PreemptOff => {
                     let _preempt_off = PreemptGuard::new();
                     spin(ns)
+                }
+                Kind::Softirq => {
+                    // SAFETY: `this` outlives the call, which returns once
+                    // the tasklet has run (and recorded its window).
+                    unsafe {
+                        rtrs_noise_softirq(softirq_injection, core::ptr::from_ref(this).cast())
+                    };
+                    continue;
                 }
                 Kind::Fifo | Kind::HardIrq => spin(ns),
             };
@@ -265,10 +305,14 @@ fn chosen() -> Result<(Kind, u32)> {
             Kind::HardIrq,
             u32::clone(&module_parameters::hardirq_us.value()),
         ),
+        (
+            Kind::Softirq,
+            u32::clone(&module_parameters::softirq_us.value()),
+        ),
     ];
     let mut set = asked.iter().filter(|(_, us)| *us != 0);
     let (Some(&(kind, us)), None) = (set.next(), set.next()) else {
-        pr_err!("give exactly one of irqoff_us, preemptoff_us, fifo_us, hardirq_us\n");
+        pr_err!("give exactly one of irqoff_us, preemptoff_us, fifo_us, hardirq_us, softirq_us\n");
         return Err(EINVAL);
     };
     if us > MAX_US {
@@ -331,6 +375,9 @@ impl Drop for Noise {
     fn drop(&mut self) {
         // Stops the thread, which cancels the timer.
         self.thread = None;
+        // SAFETY: called from process context; the thread that scheduled
+        // the tasklet is gone, so it is not scheduled again.
+        unsafe { rtrs_noise_softirq_kill() };
         let inj = &self.injector;
         let n = inj.count.load(Relaxed);
         for k in n.saturating_sub(WINDOWS as u64)..n {
