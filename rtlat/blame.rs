@@ -12,7 +12,7 @@
 //! to the interrupt, and from the interrupt to the thread), with interrupts
 //! off for the moment it reads its CPU's timeline, and adds it, with that
 //! stack, to its CPU's [`Tally`] (a sleeping lock, task context): the
-//! sources ranked over the run, and the worst activation explained.
+//! sources ranked over the run, and the worst activations explained.
 //! `RTLAT_IOC_BLAME` answers from the tally, naming hrtimer callbacks and
 //! the stack's frames by symbol there.
 //!
@@ -174,13 +174,13 @@ impl Blame {
         }
     }
 
-    /// `RTLAT_IOC_BLAME` for CPU `cpu` from its `tally`, hrtimer callbacks
-    /// named, into `buf`. The tally is copied under its lock, into memory
+    /// `RTLAT_IOC_BLAME`'s answer to `req` from its CPU's `tally`, hrtimer
+    /// callbacks named, into `buf`. The tally is copied under its lock, into memory
     /// had before: the measuring task that takes the lock next never waits
     /// for an allocation.
     pub(crate) fn report(
         ctx: &Sleepable,
-        cpu: u32,
+        req: uapi::BlameRequest,
         tally: &TaskMutex<Tally>,
         buf: &mut [u8; uapi::BLAME_SIZE],
     ) -> Result {
@@ -194,7 +194,7 @@ impl Blame {
         let frame = |pc: u64, buf: &mut [u8; uapi::BLAME_FRAME_LEN]| {
             symbol_name(pc, true, buf, ctx);
         };
-        BlameReport::encode_tally(cpu, &copy, name, frame, buf);
+        BlameReport::encode_tally(req, &copy, name, frame, buf);
         Ok(())
     }
 }

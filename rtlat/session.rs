@@ -771,12 +771,17 @@ impl Source for Session {
         }
     }
 
-    /// `RTLAT_IOC_BLAME`: `cpu`'s late activations explained; `EINVAL`
-    /// unless the session explains them and samples `cpu`.
-    fn blame(&self, ctx: &Sleepable, cpu: u32, buf: &mut [u8; uapi::BLAME_SIZE]) -> Result {
+    /// `RTLAT_IOC_BLAME`: a CPU's late activations explained; `EINVAL`
+    /// unless the session explains them and samples that CPU.
+    fn blame(
+        &self,
+        ctx: &Sleepable,
+        req: uapi::BlameRequest,
+        buf: &mut [u8; uapi::BLAME_SIZE],
+    ) -> Result {
         self.blame.as_ref().ok_or(EINVAL)?;
-        let c = self.cpu(cpu).ok_or(EINVAL)?;
-        Blame::report(ctx, cpu, &c.tally, buf)
+        let c = self.cpu(req.cpu).ok_or(EINVAL)?;
+        Blame::report(ctx, req, &c.tally, buf)
     }
 
     /// `RTLAT_IOC_USER_WAIT`: the user stage, from a thread pinned to a CPU.

@@ -590,27 +590,35 @@ TEST_F(dev, irq_only)
 	ASSERT_EQ(s.produced, s.delivered + s.dropped);
 }
 
-static int blame(int fd, int cpu, struct rtlat_blame *b)
+static int blame_rank(int fd, int cpu, unsigned int rank, struct rtlat_blame *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->size = sizeof(*b);
 	b->version = RTLAT_VERSION;
 	b->cpu = cpu;
+	b->rank = rank;
 	return ioctl(fd, RTLAT_IOC_BLAME, b);
+}
+
+static int blame(int fd, int cpu, struct rtlat_blame *b)
+{
+	return blame_rank(fd, cpu, 0, b);
 }
 
 /*
  * Blame: refused where it cannot work; with blame_us 0, every activation
  * is explained once, by what ran on its CPU, the parts adding up to the
- * thread latencies the statistics have; only for the session's CPUs.
+ * thread latencies the statistics have, the worst ones kept in order;
+ * only for the session's CPUs.
  */
 TEST_F(dev, blame)
 {
 	static struct rtlat_blame b;
 	struct rtlat_config c;
 	struct rtlat_stats st;
-	__u64 sum = 0, irq = 0, thread = 0;
-	unsigned int i, mine = 0;
+	__u64 sum = 0, irq, thread;
+	__s64 prev;
+	unsigned int i, k, mine = 0;
 
 	/* No session; a session that did not ask. */
 	ASSERT_EQ(-1, blame(self->fd, 0, &b));
@@ -657,23 +665,43 @@ TEST_F(dev, blame)
 	}
 	ASSERT_EQ(b.late_ns, sum + b.other_ns);
 	ASSERT_LT(0, mine);
-	/* The worst one: the statistics' maximum, its parts adding up. */
-	ASSERT_EQ(1, b.has_worst);
-	ASSERT_EQ((__s64)st.max, b.thread_ns);
-	for (i = 0; i < b.nr_irq; i++)
-		irq += b.irq[i].ns;
-	for (i = 0; i < b.nr_thread; i++)
-		thread += b.thread[i].ns;
-	ASSERT_EQ(b.irq_ns, (__s64)(irq + b.irq_other_ns));
-	ASSERT_EQ(b.thread_ns - b.irq_ns, (__s64)(thread + b.thread_other_ns));
-	/* What its interrupt interrupted, by name (none from user space). */
-	ASSERT_GE(RTLAT_BLAME_STACK_DEPTH, b.nr_stack);
-	for (i = 0; i < b.nr_stack; i++) {
-		ASSERT_NE(0, b.stack[i][0]);
-		ASSERT_EQ(0, b.stack[i][RTLAT_BLAME_FRAME_LEN - 1]);
+	/* The worst ones, as many as were explained up to those kept: the
+	 * statistics' maximum first, in order, each one's parts adding up. */
+	ASSERT_EQ(st.count < RTLAT_BLAME_WORST ? st.count : RTLAT_BLAME_WORST, b.nr_worst);
+	prev = (__s64)st.max;
+	for (k = 0; k < b.nr_worst; k++) {
+		ASSERT_EQ(0, blame_rank(self->fd, 0, k, &b));
+		ASSERT_EQ(k, b.rank);
+		ASSERT_EQ(1, b.has_worst);
+		if (!k)
+			ASSERT_EQ((__s64)st.max, b.thread_ns);
+		ASSERT_GE(prev, b.thread_ns);
+		prev = b.thread_ns;
+		irq = thread = 0;
+		for (i = 0; i < b.nr_irq; i++)
+			irq += b.irq[i].ns;
+		for (i = 0; i < b.nr_thread; i++)
+			thread += b.thread[i].ns;
+		ASSERT_EQ(b.irq_ns, (__s64)(irq + b.irq_other_ns));
+		ASSERT_EQ(b.thread_ns - b.irq_ns, (__s64)(thread + b.thread_other_ns));
+		/* What its interrupt interrupted, by name (none from user
+		 * space). */
+		ASSERT_GE(RTLAT_BLAME_STACK_DEPTH, b.nr_stack);
+		for (i = 0; i < b.nr_stack; i++) {
+			ASSERT_NE(0, b.stack[i][0]);
+			ASSERT_EQ(0, b.stack[i][RTLAT_BLAME_FRAME_LEN - 1]);
+		}
+		if (b.nr_stack)
+			TH_LOG("rank %u: %lld ns, its interrupt interrupted %s", k,
+			       (long long)b.thread_ns, b.stack[0]);
 	}
-	if (b.nr_stack)
-		TH_LOG("its interrupt interrupted %s", b.stack[0]);
+	/* Past those kept: none; past those a CPU keeps: refused. */
+	if (b.nr_worst < RTLAT_BLAME_WORST) {
+		ASSERT_EQ(0, blame_rank(self->fd, 0, b.nr_worst, &b));
+		ASSERT_EQ(0, b.has_worst);
+	}
+	ASSERT_EQ(-1, blame_rank(self->fd, 0, RTLAT_BLAME_WORST, &b));
+	EXPECT_EQ(EINVAL, errno);
 	/* RESET clears the tallies with the statistics. */
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_RESET));
 	ASSERT_EQ(0, blame(self->fd, 0, &b));

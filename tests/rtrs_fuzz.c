@@ -1647,10 +1647,11 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	in.version = RTLAT_VERSION;
 	hdr_ok = PICK_HEADER(r, &in.size, &in.version, 0, sizeof(in) - 1, sizeof(in) + 1, ~0U);
 	in.cpu = chance(r, 85) ? below(r, nr_cpu_ids_) : PICK(r, nr_cpu_ids_, 256, ~0U);
+	in.rank = chance(r, 90) ? below(r, RTLAT_BLAME_WORST) : PICK(r, RTLAT_BLAME_WORST, ~0U);
 	bp = pick_bp(r, 6);
 	p = bp_ptr(t, r, bp, &in, sizeof(in));
-	snprintf(desc, sizeof(desc), "size %u ver %u cpu %u%s", in.size, in.version, in.cpu,
-		 bp_name[bp]);
+	snprintf(desc, sizeof(desc), "size %u ver %u cpu %u rank %u%s", in.size, in.version,
+		 in.cpu, in.rank, bp_name[bp]);
 	cbegin(t, K_BLAME, d, i, HANG_S, 1, "%s", desc);
 	ret = cend(t, ioctl(fd, RTLAT_IOC_BLAME, p));
 	if (bp_faults(bp, 1)) {
@@ -1658,13 +1659,17 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	} else if (bp != BP_RO) {
 		if (!hdr_ok)
 			expect_err(t, ret, EINVAL, "its size or version is wrong");
+		else if (in.rank >= RTLAT_BLAME_WORST)
+			expect_err(t, ret, EINVAL, "its rank is past those a CPU keeps");
 		if (ret == 0) {
 			memcpy(&b, p, sizeof(b));
 			checked(C_STATS);
 			if (b.nr_culprits > RTLAT_BLAME_CULPRITS || b.nr_irq > RTLAT_BLAME_IRQ_PARTS ||
 			    b.nr_thread > RTLAT_BLAME_THREAD_PARTS || b.has_worst > 1 ||
 			    b.nr_stack > RTLAT_BLAME_STACK_DEPTH ||
-			    (!b.explained && b.has_worst))
+			    (!b.explained && b.has_worst) || b.rank != in.rank ||
+			    b.nr_worst > RTLAT_BLAME_WORST || b.nr_worst > b.explained ||
+			    b.has_worst != (b.rank < b.nr_worst))
 				fail(t, C_STATS, "%s: counts out of range", t->what);
 			for (unsigned int k = 0; k < b.nr_culprits && k < RTLAT_BLAME_CULPRITS; k++)
 				sum += b.culprits[k].ns;

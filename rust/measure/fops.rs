@@ -233,7 +233,8 @@ fn ioctl_status<S: Source, L: SessionLock<S>>(
     Ok(0)
 }
 
-/// `RTLAT_IOC_BLAME` for `session`: the request's CPU, answered in place.
+/// `RTLAT_IOC_BLAME` for `session`: the request's CPU and rank, answered
+/// in place.
 fn ioctl_blame<S: Source>(
     ctx: &Sleepable,
     session: kernel::sync::Arc<S>,
@@ -245,8 +246,8 @@ fn ioctl_blame<S: Source>(
     let (mut reader, mut writer) =
         UserSlice::new(UserPtr::from_addr(arg), uapi::BLAME_SIZE).reader_writer();
     reader.read_slice(buf)?;
-    let cpu = uapi::Blame::decode_request(buf).map_err(uapi_err)?;
-    session.blame(ctx, cpu, buf)?;
+    let req = uapi::Blame::decode_request(buf).map_err(uapi_err)?;
+    session.blame(ctx, req, buf)?;
     writer.write_slice(buf)?;
     Ok(0)
 }

@@ -67,11 +67,16 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
         self.output().reset();
     }
 
-    /// `RTLAT_IOC_BLAME`: `cpu`'s late activations explained, encoded into
-    /// `buf`; `EINVAL`
+    /// `RTLAT_IOC_BLAME`: the request's CPU's late activations explained,
+    /// with its worst of the request's rank, encoded into `buf`; `EINVAL`
     /// where the session does not explain them (the device cannot, or its
-    /// config did not ask) or does not sample `cpu`.
-    fn blame(&self, _ctx: &Sleepable, _cpu: u32, _buf: &mut [u8; uapi::BLAME_SIZE]) -> Result {
+    /// config did not ask) or does not sample that CPU.
+    fn blame(
+        &self,
+        _ctx: &Sleepable,
+        _req: uapi::BlameRequest,
+        _buf: &mut [u8; uapi::BLAME_SIZE],
+    ) -> Result {
         Err(EINVAL)
     }
 

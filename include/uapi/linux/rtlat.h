@@ -198,6 +198,7 @@ enum rtlat_blame_kind {
 #define RTLAT_BLAME_THREAD_PARTS	8
 #define RTLAT_BLAME_STACK_DEPTH	8
 #define RTLAT_BLAME_FRAME_LEN	64
+#define RTLAT_BLAME_WORST	5	/* worst activations kept per CPU */
 
 struct rtlat_blame_entry {
 	__u32 kind;			/* enum rtlat_blame_kind */
@@ -226,10 +227,15 @@ struct rtlat_blame {
 	__u64 explained;		/* late activations explained */
 	__u64 late_ns;			/* their thread latencies, summed */
 	__u64 other_ns;			/* time of sources past culprits[] */
-	/* The worst one (largest thread latency), if has_worst. */
+	/* The worst one of rank rank (0: the largest thread latency, 1: the
+	 * next...), if has_worst: the CPU keeps nr_worst of them. */
 	__u32 has_worst;
 	__u32 nr_irq, nr_thread;
-	__u32 reserved;
+	union {
+		__u32 reserved;		/* (before rank) */
+		__u32 rank;		/* in: below RTLAT_BLAME_WORST, else
+					 * EINVAL; out: the same */
+	};
 	__u64 seq, expected_ns;
 	__s64 irq_ns, thread_ns;
 	__u64 irq_other_ns, thread_other_ns;	/* sources past irq[], thread[] */
@@ -240,7 +246,10 @@ struct rtlat_blame {
 	/* The worst one's interrupt interrupted this code, innermost first:
 	 * module:symbol+offset/size ("?" unknown); none from user space. */
 	__u32 nr_stack;
-	__u32 reserved2;
+	union {
+		__u32 reserved2;	/* (before nr_worst) */
+		__u32 nr_worst;		/* worst ones kept: ranks below it */
+	};
 	char stack[RTLAT_BLAME_STACK_DEPTH][RTLAT_BLAME_FRAME_LEN];
 };
 

@@ -480,6 +480,8 @@ pub const THREAD_PARTS: usize = 8;
 pub const CULPRITS: usize = 16;
 /// Frames kept of the code a late activation's interrupt interrupted.
 pub const STACK_DEPTH: usize = 8;
+/// The worst activations a CPU's [`Tally`] keeps explained.
+pub const WORST: usize = 5;
 
 /// One late activation explained: its interrupt latency (from the expected
 /// expiry to the interrupt) and the rest of its thread latency (from the
@@ -599,8 +601,11 @@ pub struct Tally {
     pub n: usize,
     /// The sources, in no order (see [`Self::ranked`]).
     pub culprits: [Culprit; CULPRITS],
-    /// The worst activation explained (largest thread latency), if any.
-    pub worst: Option<Analysis>,
+    /// Entries of `worst` in use.
+    pub nworst: usize,
+    /// The worst activations explained, largest thread latency first (ties:
+    /// first seen).
+    pub worst: [Analysis; WORST],
 }
 
 impl Default for Tally {
@@ -618,7 +623,8 @@ impl Tally {
             other_ns: 0,
             n: 0,
             culprits: [Culprit::EMPTY; CULPRITS],
-            worst: None,
+            nworst: 0,
+            worst: [Analysis::EMPTY; WORST],
         }
     }
 
@@ -644,9 +650,23 @@ impl Tally {
         for m in &mine[..k] {
             self.credit(&m.source, m.ns);
         }
-        if self.worst.is_none_or(|w| a.thread_ns > w.thread_ns) {
-            self.worst = Some(*a);
-        }
+        self.keep_if_worst(a);
+    }
+
+    /// Keeps `a` among the worst if it is one of them.
+    fn keep_if_worst(&mut self, a: &Analysis) {
+        let Some(at) = (0..WORST).find(|&i| i == self.nworst || a.thread_ns > self.worst[i].thread_ns)
+        else {
+            return;
+        };
+        self.nworst = (self.nworst + 1).min(WORST);
+        self.worst.copy_within(at..self.nworst - 1, at + 1);
+        self.worst[at] = *a;
+    }
+
+    /// The worst activations explained, largest thread latency first.
+    pub fn worst(&self) -> &[Analysis] {
+        &self.worst[..self.nworst]
     }
 
     fn credit(&mut self, s: &Source, ns: u64) {
@@ -1038,7 +1058,7 @@ mod tests {
         // "irqoff" ran before the interrupt and after it (8 ns): one part.
         assert_eq!((r[0].ns, r[0].count, r[0].worst_ns), (19008, 1, 19008));
         assert_eq!(r[1].source.name_bytes(), b"hog");
-        assert_eq!(tally.worst, Some(a));
+        assert_eq!(tally.worst(), &[a]);
     }
 
     #[test]
@@ -1071,8 +1091,26 @@ mod tests {
         }
         // The largest (latest) sources stayed.
         assert_eq!(r[0].source.id, 100 + CULPRITS as u64 * 3 - 1);
-        assert_eq!(tally.worst.map(|w| w.thread_ns), Some(worst));
+        assert_eq!(tally.worst().first().map(|w| w.thread_ns), Some(worst));
         assert_eq!(tally.explained, CULPRITS as u64 * 3 + 1);
+    }
+
+    #[test]
+    fn a_tally_keeps_the_worst_activations_in_order() {
+        // Thread latencies in an order that inserts at the front, the back,
+        // the middle, past the end, and ties (the first seen ranks first).
+        let lens = [50, 70, 60, 10, 70, 80, 20, 65, 90, 60];
+        let mut tally = Tally::new();
+        for (seq, &len) in lens.iter().enumerate() {
+            let mut t = Tracker::<4>::new();
+            t.event(0, Event::Switch(task(100, "noise")));
+            t.event(len, Event::Switch(fifo(7, "rtlat/1", 95)));
+            tally.add(&Analysis::explain(&t, seq as u64, 0, 0, len));
+            assert_eq!(tally.worst().len(), (seq + 1).min(WORST));
+        }
+        let kept: std::vec::Vec<(i64, u64)> =
+            tally.worst().iter().map(|a| (a.thread_ns, a.seq)).collect();
+        assert_eq!(kept, [(90, 8), (80, 5), (70, 1), (70, 4), (65, 7)]);
     }
 
     #[test]
@@ -1081,6 +1119,7 @@ mod tests {
         let z: Tracker<4> = unsafe { core::mem::zeroed() };
         let n = Tracker::<4>::new();
         assert_eq!((z.total, z.depth), (n.total, n.depth));
+        assert_eq!((z.parked_n, z.parked_pid), (n.parked_n, n.parked_pid));
         assert_eq!(z.stack, n.stack);
         for (a, b) in z.log.iter().zip(n.log.iter()) {
             assert_eq!((a.at, a.source, a.resumed), (b.at, b.source, b.resumed));

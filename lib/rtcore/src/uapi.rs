@@ -1024,12 +1024,30 @@ pub struct BlameWorst {
     pub stack: [[u8; BLAME_FRAME_LEN]; blame::STACK_DEPTH],
 }
 
+/// What a `RTLAT_IOC_BLAME` request asks: a CPU, and which of its worst
+/// activations to explain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlameRequest {
+    /// The CPU.
+    pub cpu: u32,
+    /// Which of the worst: 0 the worst, up to [`blame::WORST`] - 1.
+    pub rank: u32,
+}
+
+/// Where a request's rank is (the answer's `reserved` word before it).
+const BLAME_RANK_AT: usize = 52;
+
 /// `struct rtlat_blame` (`RTLAT_IOC_BLAME`): one CPU's late activations
 /// explained, over the session so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Blame {
     /// In: the CPU.
     pub cpu: u32,
+    /// In: which of the worst activations `worst` is (0: the worst).
+    pub rank: u32,
+    /// The worst activations the CPU keeps explained: ranks up to this
+    /// one less.
+    pub nr_worst: u32,
     /// Late activations explained.
     pub explained: u64,
     /// Their thread latencies, summed (ns).
@@ -1042,16 +1060,16 @@ pub struct Blame {
     /// activations, `count` how many they were part of, `worst_ns` their
     /// largest part in one.
     pub culprits: [BlameEntry; blame::CULPRITS],
-    /// The worst activation, if any was explained.
+    /// The worst activation of rank `rank`, if that many were explained.
     pub worst: Option<BlameWorst>,
 }
 
 impl Blame {
-    /// Encodes the answer for `cpu` from its tally into `b`, entry by
+    /// Encodes the answer to `req` from its CPU's tally into `b`, entry by
     /// entry (the kernel's stack holds no whole answer); `name` may rename
     /// a source (the kernel names hrtimer callbacks by symbol).
     pub fn encode_tally(
-        cpu: u32,
+        req: BlameRequest,
         t: &blame::Tally,
         mut name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
         mut frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
@@ -1061,16 +1079,16 @@ impl Blame {
         let mut w = Wr { b, at: 0 };
         w.u32(BLAME_SIZE as u32);
         w.u32(VERSION);
-        w.u32(cpu);
+        w.u32(req.cpu);
         w.u32(t.n as u32);
         w.u64(t.explained);
         w.u64(t.late_ns);
         w.u64(t.other_ns);
-        let a = t.worst.as_ref();
+        let a = t.worst().get(req.rank as usize);
         w.u32(u32::from(a.is_some()));
         w.u32(a.map_or(0, |a| a.irq_ex.n as u32));
         w.u32(a.map_or(0, |a| a.thread_ex.n as u32));
-        w.u32(0);
+        w.u32(req.rank);
         w.u64(a.map_or(0, |a| a.seq));
         w.u64(a.map_or(0, |a| a.expected_ns as u64));
         w.i64(a.map_or(0, |a| a.irq_ns));
@@ -1085,11 +1103,12 @@ impl Blame {
         }
         let tail =
             base + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE;
+        w.at = tail + 4;
+        w.u32(t.worst().len() as u32);
         if let Some(a) = a {
             let n = a.stack_n.min(blame::STACK_DEPTH);
             w.at = tail;
             w.u32(n as u32);
-            w.u32(0);
             for (k, &pc) in a.stack[..n].iter().enumerate() {
                 let at = tail + 8 + k * BLAME_FRAME_LEN;
                 let f: &mut [u8; BLAME_FRAME_LEN] = (&mut w.b[at..at + BLAME_FRAME_LEN])
@@ -1112,32 +1131,41 @@ impl Blame {
         }
     }
 
-    /// The answer for `cpu` from its tally, as [`Self::encode_tally`]
+    /// The answer to `req` from its CPU's tally, as [`Self::encode_tally`]
     /// writes it.
     pub fn from_tally(
-        cpu: u32,
+        req: BlameRequest,
         t: &blame::Tally,
         name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
         frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
     ) -> Self {
         let mut b = [0u8; BLAME_SIZE];
-        Self::encode_tally(cpu, t, name, frame, &mut b);
+        Self::encode_tally(req, t, name, frame, &mut b);
         Self::decode(&b).unwrap_or_else(|e| panic!("an encoded tally decodes: {e:?}"))
     }
 
-    /// Decodes a request: the CPU.
-    pub fn decode_request(b: &[u8]) -> Result<u32, UapiError> {
+    /// Decodes a request: the CPU and the rank, which must be below
+    /// [`blame::WORST`] (the other words are the answer's, ignored).
+    pub fn decode_request(b: &[u8]) -> Result<BlameRequest, UapiError> {
         let mut r = header(b, BLAME_SIZE)?;
-        Ok(r.u32())
+        let cpu = r.u32();
+        r.at = BLAME_RANK_AT;
+        let rank = r.u32();
+        if rank as usize >= blame::WORST {
+            return Err(UapiError::Invalid);
+        }
+        Ok(BlameRequest { cpu, rank })
     }
 
-    /// Encodes a request for `cpu` into `b`.
-    pub fn encode_request(cpu: u32, b: &mut [u8; BLAME_SIZE]) {
+    /// Encodes `req` into `b`.
+    pub fn encode_request(req: BlameRequest, b: &mut [u8; BLAME_SIZE]) {
         b.fill(0);
         let mut w = Wr { b, at: 0 };
         w.u32(BLAME_SIZE as u32);
         w.u32(VERSION);
-        w.u32(cpu);
+        w.u32(req.cpu);
+        w.at = BLAME_RANK_AT;
+        w.u32(req.rank);
     }
 
     /// Decodes an answer.
@@ -1147,7 +1175,7 @@ impl Blame {
         let nr_culprits = r.u32();
         let (explained, late_ns, other_ns) = (r.u64(), r.u64(), r.u64());
         let has_worst = r.u32();
-        let (nr_irq, nr_thread, pad) = (r.u32(), r.u32(), r.u32());
+        let (nr_irq, nr_thread, rank) = (r.u32(), r.u32(), r.u32());
         let mut w = BlameWorst {
             nr_irq,
             nr_thread,
@@ -1163,7 +1191,6 @@ impl Blame {
             stack: [[0; BLAME_FRAME_LEN]; blame::STACK_DEPTH],
         };
         if has_worst > 1
-            || pad != 0
             || nr_culprits as usize > blame::CULPRITS
             || nr_irq as usize > blame::IRQ_PARTS
             || nr_thread as usize > blame::THREAD_PARTS
@@ -1179,7 +1206,11 @@ impl Blame {
             *e = BlameEntry::decode(&mut r)?;
         }
         w.nr_stack = r.u32();
-        if w.nr_stack as usize > blame::STACK_DEPTH || r.u32() != 0 {
+        let nr_worst = r.u32();
+        if w.nr_stack as usize > blame::STACK_DEPTH
+            || nr_worst as usize > blame::WORST
+            || (has_worst == 1) != (rank < nr_worst)
+        {
             return Err(UapiError::Invalid);
         }
         for f in w.stack.iter_mut() {
@@ -1188,6 +1219,8 @@ impl Blame {
         }
         Ok(Self {
             cpu,
+            rank,
+            nr_worst,
             explained,
             late_ns,
             other_ns,
@@ -1517,7 +1550,9 @@ mod tests {
                 name[..7].copy_from_slice(b"mod:sym");
             }
         };
-        let b = Blame::from_tally(1, &tally, name, frame);
+        let req = |cpu, rank| BlameRequest { cpu, rank };
+        let b = Blame::from_tally(req(1, 0), &tally, name, frame);
+        assert_eq!((b.rank, b.nr_worst), (0, 1));
         assert_eq!(b.nr_culprits, 3);
         assert_eq!(b.culprits[0].name_bytes(), b"noise_fifo/1");
         assert_eq!((b.culprits[0].policy, b.culprits[0].prio), (1, 96));
@@ -1533,26 +1568,51 @@ mod tests {
             (&b"f+1\0"[..], &b"g+2\0"[..])
         );
         let mut buf = [0u8; BLAME_SIZE];
-        Blame::encode_request(5, &mut buf);
-        assert_eq!(Blame::decode_request(&buf), Ok(5));
+        Blame::encode_request(req(5, 3), &mut buf);
+        assert_eq!(Blame::decode_request(&buf), Ok(req(5, 3)));
+        // A rank past those a tally keeps: refused.
+        Blame::encode_request(req(5, blame::WORST as u32), &mut buf);
+        assert_eq!(Blame::decode_request(&buf), Err(UapiError::Invalid));
         // Nothing explained: no worst.
         assert_eq!(
-            Blame::from_tally(0, &Tally::new(), |_, _| {}, |_, _| {}).worst,
+            Blame::from_tally(req(0, 0), &Tally::new(), |_, _| {}, |_, _| {}).worst,
             None
         );
-        // Counts past the arrays, an unknown kind: refused.
-        Blame::encode_tally(1, &tally, name, frame, &mut buf);
+        // A second, less late activation: rank 1, with its own parts; rank
+        // 2 is none.
+        let mut t2 = Tracker::<8>::new();
+        t2.event(0, Event::Switch(Source::task(43, b"hog", 0, 0)));
+        t2.event(700, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
+        tally.add(&Analysis::explain(&t2, 4, 0, 100, 700));
+        let second = Blame::from_tally(req(1, 1), &tally, name, frame);
+        assert_eq!((second.rank, second.nr_worst), (1, 2));
+        let w2 = second.worst.unwrap();
+        assert_eq!((w2.seq, w2.thread_ns, w2.nr_stack), (4, 700, 0));
+        assert_eq!(w2.thread[0].name_bytes(), b"hog");
+        assert_eq!(second.culprits, Blame::from_tally(req(1, 0), &tally, name, frame).culprits);
+        let none = Blame::from_tally(req(1, 2), &tally, name, frame);
+        assert_eq!((none.rank, none.nr_worst, none.worst), (2, 2, None));
+        // Counts past the arrays, an unknown kind, a worst of a rank past
+        // those kept: refused.
+        let mut tally = Tally::new();
+        tally.add(&a);
+        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
         assert_eq!(Blame::decode(&buf), Ok(b));
         buf[12..16].copy_from_slice(&17u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
-        Blame::encode_tally(1, &tally, name, frame, &mut buf);
+        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
         buf[104..108].copy_from_slice(&9u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
-        // More frames than the array holds.
-        Blame::encode_tally(1, &tally, name, frame, &mut buf);
-        let at = BLAME_SIZE - 8 - blame::STACK_DEPTH * BLAME_FRAME_LEN;
-        buf[at..at + 4].copy_from_slice(&9u32.to_ne_bytes());
+        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
+        buf[BLAME_RANK_AT..BLAME_RANK_AT + 4].copy_from_slice(&1u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
+        // More frames, or more worst ones, than the arrays hold.
+        let at = BLAME_SIZE - 8 - blame::STACK_DEPTH * BLAME_FRAME_LEN;
+        for (at, n) in [(at, blame::STACK_DEPTH + 1), (at + 4, blame::WORST + 1)] {
+            Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
+            buf[at..at + 4].copy_from_slice(&(n as u32).to_ne_bytes());
+            assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
+        }
         assert_eq!(Blame::decode(&buf[..100]), Err(UapiError::Size));
     }
 

@@ -26,6 +26,9 @@ pub struct BlameReport {
     pub culprits: Vec<Culprit>,
     /// The worst activation explained.
     pub worst: Option<Worst>,
+    /// The next worst ones the CPU kept, worst first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub next_worst: Vec<Worst>,
 }
 
 /// What ran.
@@ -71,7 +74,7 @@ pub struct Part {
     pub count: u32,
 }
 
-/// The worst activation, explained: `irq` from its expected expiry to its
+/// A worst activation, explained: `irq` from its expected expiry to its
 /// interrupt, `thread` from there to its thread; with the `*_other_ns`,
 /// each adds up to its interval.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -117,17 +120,9 @@ fn source(e: &uapi::BlameEntry) -> SourceJson {
 }
 
 impl BlameReport {
-    /// The report of the device's answer for one CPU.
-    pub fn from_uapi(b: &uapi::Blame) -> Self {
-        let parts = |es: &[uapi::BlameEntry]| {
-            es.iter()
-                .map(|e| Part {
-                    source: source(e),
-                    ns: e.ns,
-                    count: e.count,
-                })
-                .collect()
-        };
+    /// The report of the device's answers for one CPU: of rank 0 (the
+    /// worst), then of the next ranks.
+    pub fn from_uapi(b: &uapi::Blame, next: &[uapi::Blame]) -> Self {
         Self {
             explained: b.explained,
             late_ns: b.late_ns,
@@ -141,24 +136,48 @@ impl BlameReport {
                     worst_ns: e.worst_ns,
                 })
                 .collect(),
-            worst: b.worst.as_ref().map(|w| Worst {
-                seq: w.seq,
-                expected_ns: w.expected_ns,
-                irq_ns: w.irq_ns,
-                thread_ns: w.thread_ns,
-                irq: parts(&w.irq[..w.nr_irq as usize]),
-                irq_other_ns: w.irq_other_ns,
-                thread: parts(&w.thread[..w.nr_thread as usize]),
-                thread_other_ns: w.thread_other_ns,
-                interrupted: w.stack[..w.nr_stack as usize]
-                    .iter()
-                    .map(|f| {
-                        let n = f.iter().position(|&c| c == 0).unwrap_or(f.len());
-                        String::from_utf8_lossy(&f[..n]).into_owned()
-                    })
-                    .collect(),
-            }),
+            worst: b.worst.as_ref().map(Worst::from_uapi),
+            next_worst: next
+                .iter()
+                .filter_map(|n| n.worst.as_ref().map(Worst::from_uapi))
+                .collect(),
         }
+    }
+}
+
+impl Worst {
+    fn from_uapi(w: &uapi::BlameWorst) -> Self {
+        let parts = |es: &[uapi::BlameEntry]| {
+            es.iter()
+                .map(|e| Part {
+                    source: source(e),
+                    ns: e.ns,
+                    count: e.count,
+                })
+                .collect()
+        };
+        Self {
+            seq: w.seq,
+            expected_ns: w.expected_ns,
+            irq_ns: w.irq_ns,
+            thread_ns: w.thread_ns,
+            irq: parts(&w.irq[..w.nr_irq as usize]),
+            irq_other_ns: w.irq_other_ns,
+            thread: parts(&w.thread[..w.nr_thread as usize]),
+            thread_other_ns: w.thread_other_ns,
+            interrupted: w.stack[..w.nr_stack as usize]
+                .iter()
+                .map(|f| {
+                    let n = f.iter().position(|&c| c == 0).unwrap_or(f.len());
+                    String::from_utf8_lossy(&f[..n]).into_owned()
+                })
+                .collect(),
+        }
+    }
+
+    /// Its largest part, before the interrupt or after it.
+    fn largest(&self) -> Option<&Part> {
+        self.irq.iter().chain(&self.thread).max_by_key(|p| p.ns)
     }
 }
 
@@ -232,6 +251,18 @@ pub fn text(cpu: u32, b: &BlameReport, threshold_us: u32, unit: Unit) -> String 
     if let Some(w) = &b.worst {
         s.push_str(&analysis(cpu, w, unit));
     }
+    for w in &b.next_worst {
+        let _ = write!(
+            s,
+            "  next: seq {}, thread latency {} {u}",
+            w.seq,
+            unit.signed(w.thread_ns)
+        );
+        if let Some(p) = w.largest() {
+            let _ = write!(s, ", most of it {} {} {u}", p.source.label(), unit.v(p.ns));
+        }
+        s.push('\n');
+    }
     s
 }
 
@@ -280,9 +311,11 @@ pub(crate) mod tests {
 
     use super::*;
 
-    /// A device answer: "noise" (FIFO 99) holds the CPU from before the
-    /// expiry until the thread runs, an IRQ in between.
-    pub(crate) fn sample() -> uapi::Blame {
+    /// The device's answers for CPU 1, of rank 0 and 1. The worst: "noise"
+    /// (FIFO 99) holds the CPU from before the expiry until the thread
+    /// runs, an IRQ in between; the next: "hog" (SCHED_OTHER) holds it
+    /// after the interrupt.
+    pub(crate) fn sample_answers() -> [uapi::Blame; 2] {
         let mut t = Tracker::<16>::new();
         t.event(0, Event::Switch(Source::task(42, b"noise/1", 1, 99)));
         t.event(
@@ -296,25 +329,37 @@ pub(crate) mod tests {
         a.stack[..2].copy_from_slice(&[1, 2]);
         a.stack_n = 2;
         tally.add(&a);
-        uapi::Blame::from_tally(
-            1,
-            &tally,
-            |_, _| {},
-            |pc, f| {
-                let n: &[u8] = if pc == 1 {
-                    b"noise_fn+0x10/0x40 [noise]"
-                } else {
-                    b"kthread+0x2c/0x40"
-                };
-                f[..n.len()].copy_from_slice(n);
-            },
-        )
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(Source::task(43, b"hog", 0, 0)));
+        t.event(5_000, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
+        tally.add(&Analysis::explain(&t, 12, 1_000, 100, 4_000));
+        [0, 1].map(|rank| {
+            uapi::Blame::from_tally(
+                uapi::BlameRequest { cpu: 1, rank },
+                &tally,
+                |_, _| {},
+                |pc, f| {
+                    let n: &[u8] = if pc == 1 {
+                        b"noise_fn+0x10/0x40 [noise]"
+                    } else {
+                        b"kthread+0x2c/0x40"
+                    };
+                    f[..n.len()].copy_from_slice(n);
+                },
+            )
+        })
+    }
+
+    /// The report of [`sample_answers`].
+    pub(crate) fn sample() -> BlameReport {
+        let [worst, next] = sample_answers();
+        BlameReport::from_uapi(&worst, &[next])
     }
 
     #[test]
     fn the_worst_adds_up_and_reads_as_rtla_does() {
-        let r = BlameReport::from_uapi(&sample());
-        assert_eq!(r.explained, 1);
+        let r = sample();
+        assert_eq!(r.explained, 2);
         assert_eq!(r.culprits[0].source.name, "noise/1");
         assert_eq!(r.culprits[0].source.policy.as_deref(), Some("SCHED_FIFO"));
         let w = r.worst.as_ref().unwrap();
@@ -344,9 +389,17 @@ pub(crate) mod tests {
         };
         assert_eq!(rust.label(), "timer rtrs_noise:(a Rust callback)");
         let t = text(1, &r, 5, Unit { ns: true });
-        assert!(t.contains("Blame on CPU 1: 1 activations"), "{t}");
+        assert!(t.contains("Blame on CPU 1: 2 activations"), "{t}");
         let first = t.lines().nth(2).unwrap();
         assert!(first.contains("task noise/1 [42]"), "{t}");
-        assert!(first.trim_start().starts_with("99.4%"), "{t}");
+        assert!(first.trim_start().starts_with("82.1%"), "{t}");
+        // The next worst, by its largest part.
+        assert_eq!(r.next_worst.len(), 1);
+        assert!(
+            t.ends_with(
+                "  next: seq 12, thread latency 4000 ns, most of it task hog [43] SCHED_OTHER 0 3900 ns\n"
+            ),
+            "{t}"
+        );
     }
 }

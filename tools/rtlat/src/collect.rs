@@ -115,11 +115,15 @@ pub fn collect<'a>(
         }
         // (A session that stopped early explains what it measured.)
         let blame = match plan.blame_us {
-            Some(_) => Some(
-                dev.blame(cpu)
-                    .map(|b| BlameReport::from_uapi(&b))
-                    .map_err(|e| format!("blame cpu {cpu}: {e}"))?,
-            ),
+            Some(_) => {
+                let err = |e: std::io::Error| format!("blame cpu {cpu}: {e}");
+                let first = dev.blame(cpu, 0).map_err(err)?;
+                let next = (1..first.nr_worst)
+                    .map(|rank| dev.blame(cpu, rank))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(err)?;
+                Some(BlameReport::from_uapi(&first, &next))
+            }
             None => None,
         };
         cpu_reports.push(report::CpuReport {

@@ -13,9 +13,10 @@ use std::{
 };
 
 use crate::{
-    blame::{BlameReport, Part},
+    blame::{Part, Worst},
     collect::Outcome,
     plot,
+    report::CpuReport,
     stream::POINT_PPM,
     sysinfo::SysInfo,
 };
@@ -135,14 +136,9 @@ pub fn write_svg(o: &Outcome<'_>, info: &SysInfo, out: Option<Output>) -> Result
             |p| p.2,
         ));
     }
-    let blame: Vec<plot::BlameBars> = match o.plan.blame_us {
-        Some(_) => o
-            .report
-            .cpus
-            .iter()
-            .filter_map(|c| blame_bars(c.cpu, c.blame.as_ref()?))
-            .collect(),
-        None => Vec::new(),
+    let blame = match o.plan.blame_us {
+        Some(_) => blame_panels(&o.report.cpus),
+        None => plot::BlamePanels::default(),
     };
     let title = format!(
         "rtlat on {} ({}), period {} µs",
@@ -159,11 +155,14 @@ pub fn write_svg(o: &Outcome<'_>, info: &SysInfo, out: Option<Output>) -> Result
 /// one segment.
 const SHARE_SOURCES: usize = 5;
 
-/// CPU `cpu`'s bars of blame `b`: its worst activation's parts, the
-/// interrupt's then the thread's as the analysis lists them, and its top
-/// sources' shares of its late time; none without a worst activation.
-fn blame_bars(cpu: u32, b: &BlameReport) -> Option<plot::BlameBars> {
-    let w = b.worst.as_ref()?;
+/// The worst activations the SVG shows, of all CPUs.
+const WORST_BARS: usize = 8;
+
+/// The blame panels of `cpus`: the worst activations of them all (the
+/// CPUs' kept ones, at most [`WORST_BARS`]), each a bar of its parts, the
+/// interrupt's then the thread's as the analysis lists them; and each
+/// CPU's top sources' shares of its late time.
+fn blame_panels(cpus: &[CpuReport]) -> plot::BlamePanels {
     let us = |source: String, ns: u64| plot::Segment {
         source,
         value: ns as f64 / 1000.0,
@@ -175,35 +174,59 @@ fn blame_bars(cpu: u32, b: &BlameReport) -> Option<plot::BlameBars> {
             .chain((other_ns > 0).then(|| us(plot::OTHERS.into(), other_ns)))
             .collect::<Vec<_>>()
     };
-    let mut worst = parts(&w.irq, w.irq_other_ns);
-    let irq_parts = worst.len();
-    worst.extend(parts(&w.thread, w.thread_other_ns));
-
-    let share = |source: String, ns: u64| plot::Segment {
-        source,
-        value: 100.0 * ns as f64 / b.late_ns.max(1) as f64,
-    };
-    let mut shares: Vec<plot::Segment> = b
-        .culprits
+    let mut worst: Vec<(u32, &Worst)> = cpus
         .iter()
-        .take(SHARE_SOURCES)
-        .map(|c| share(c.source.label(), c.ns))
+        .filter_map(|c| Some((c.cpu, c.blame.as_ref()?)))
+        .flat_map(|(cpu, b)| b.worst.iter().chain(&b.next_worst).map(move |w| (cpu, w)))
         .collect();
-    let rest = b.other_ns
-        + b.culprits
-            .iter()
-            .skip(SHARE_SOURCES)
-            .map(|c| c.ns)
-            .sum::<u64>();
-    if rest > 0 {
-        shares.push(share(plot::OTHERS.into(), rest));
-    }
-    Some(plot::BlameBars {
-        name: format!("cpu{cpu}"),
-        worst,
-        irq_parts,
-        shares,
-    })
+    // (Stable: a CPU's own order stays.)
+    worst.sort_by_key(|(_, w)| std::cmp::Reverse(w.thread_ns));
+    let worst = worst
+        .into_iter()
+        .take(WORST_BARS)
+        .map(|(cpu, w)| {
+            let mut segments = parts(&w.irq, w.irq_other_ns);
+            let irq_parts = segments.len();
+            segments.extend(parts(&w.thread, w.thread_other_ns));
+            plot::Bar {
+                name: format!("cpu{cpu} #{}", w.seq),
+                segments,
+                irq_parts,
+            }
+        })
+        .collect();
+    let shares = cpus
+        .iter()
+        .filter_map(|c| Some((c.cpu, c.blame.as_ref()?)))
+        .filter(|(_, b)| !b.culprits.is_empty())
+        .map(|(cpu, b)| {
+            let share = |source: String, ns: u64| plot::Segment {
+                source,
+                value: 100.0 * ns as f64 / b.late_ns.max(1) as f64,
+            };
+            let mut segments: Vec<plot::Segment> = b
+                .culprits
+                .iter()
+                .take(SHARE_SOURCES)
+                .map(|c| share(c.source.label(), c.ns))
+                .collect();
+            let rest = b.other_ns
+                + b.culprits
+                    .iter()
+                    .skip(SHARE_SOURCES)
+                    .map(|c| c.ns)
+                    .sum::<u64>();
+            if rest > 0 {
+                segments.push(share(plot::OTHERS.into(), rest));
+            }
+            plot::Bar {
+                name: format!("cpu{cpu}"),
+                segments,
+                irq_parts: 0,
+            }
+        })
+        .collect();
+    plot::BlamePanels { worst, shares }
 }
 
 #[cfg(test)]
@@ -231,12 +254,12 @@ mod tests {
     #[test]
     fn the_svg_has_the_blame_panels_with_blame() {
         let s = svg(&["--blame"]);
-        assert!(s.contains("Worst activation per CPU"), "the breakdown");
+        assert!(s.contains("Worst activations: what ran"), "the breakdown");
         assert!(s.contains("Late time per CPU, by source"), "the shares");
         // The legend names every source, each once, with its colour; the
         // worst's IRQ part of noise/1 and its thread part are the same
-        // colour, and so is its share.
-        let b = BlameReport::from_uapi(&crate::blame::tests::sample());
+        // colour, and so is its share; the next worst, hog's, the same.
+        let b = crate::blame::tests::sample();
         let texts: Vec<&str> = s
             .split("</text>")
             .filter_map(|t| Some(t.rsplit_once('>')?.1.trim()))
@@ -253,16 +276,36 @@ mod tests {
                 .filter(|r| r.split('>').next().unwrap().contains(color))
                 .count()
         };
-        // noise/1: its IRQ part, its thread part, its share, its swatch.
+        // noise/1: its IRQ part, its thread part, its share, its swatch;
+        // hog the same in the next worst.
         assert_eq!(rects("fill=\"#1F77B4\""), 4, "{s}");
+        assert_eq!(rects("fill=\"#FF7F0E\""), 4);
         // virtio0: the same but for the thread part; rtlat/1 too.
-        assert_eq!(rects("fill=\"#FF7F0E\""), 3);
         assert_eq!(rects("fill=\"#2CA02C\""), 3);
-        // The interrupt marked where the IRQ latency ends (0.6 µs), the
-        // bar's end at the thread latency (19.0 µs).
-        assert!(texts.contains(&"interrupt at 0.6 µs"), "{s}");
-        assert!(texts.contains(&"19.0 µs"));
-        assert!(texts.contains(&"cpu0"), "the bar's name");
+        assert_eq!(rects("fill=\"#D62728\""), 3);
+        // The interrupts marked where the IRQ latencies end (0.6 and 0.1
+        // µs), the bars' ends at the thread latencies (19.0 and 4.0 µs),
+        // worst first.
+        for t in [
+            "interrupt at 0.6 µs",
+            "interrupt at 0.1 µs",
+            "19.0 µs",
+            "4.0 µs",
+        ] {
+            assert!(texts.contains(&t), "{t}: {s}");
+        }
+        // The bars' names, the worst on top: its label's y the smaller.
+        let y = |t: &str| -> f64 {
+            let (tag, _) = s
+                .split("</text>")
+                .filter_map(|x| x.rsplit_once('>'))
+                .find(|(_, text)| text.trim() == t)
+                .unwrap();
+            let at = tag.rfind(" y=\"").unwrap() + 4;
+            tag[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        assert!(y("cpu0 #9") < y("cpu0 #12"), "{s}");
+        assert!(texts.contains(&"cpu0"), "the shares' bar");
     }
 
     #[test]
@@ -270,7 +313,7 @@ mod tests {
         // The sample report has a blame: a run without --blame shows none.
         let s = svg(&[]);
         assert!(s.contains("Worst latency per interval"));
-        assert!(!s.contains("Worst activation per CPU") && !s.contains("noise/1"));
+        assert!(!s.contains("Worst activations") && !s.contains("noise/1"));
         assert!(s.contains("height=\"900\""), "the two panels' height");
     }
 

@@ -53,17 +53,36 @@ pub struct Segment {
 /// The name of the segments of the sources past those named.
 pub const OTHERS: &str = "others";
 
-/// One CPU's `--blame`, as stacked bars.
-pub struct BlameBars {
-    /// The CPU's name (`cpu1`).
+/// A stacked bar: its row's name and its segments, end to end from 0.
+pub struct Bar {
     pub name: String,
-    /// Its worst activation's parts in µs in the analysis' order: those
-    /// before the interrupt, then those after it.
-    pub worst: Vec<Segment>,
-    /// How many of `worst` came before the interrupt.
+    pub segments: Vec<Segment>,
+    /// How many of the segments came before the interrupt (a worst
+    /// activation's; 0 in a bar of shares).
     pub irq_parts: usize,
-    /// The ranked sources' shares of its late time in %, then [`OTHERS`].
-    pub shares: Vec<Segment>,
+}
+
+/// The `--blame` panels, as stacked bars.
+#[derive(Default)]
+pub struct BlamePanels {
+    /// The worst activations explained, worst first: each one's parts in
+    /// µs in the analysis' order, those before the interrupt, then those
+    /// after it.
+    pub worst: Vec<Bar>,
+    /// Per CPU the ranked sources' shares of its late time in %, then
+    /// [`OTHERS`].
+    pub shares: Vec<Bar>,
+}
+
+impl BlamePanels {
+    fn is_empty(&self) -> bool {
+        self.worst.is_empty() && self.shares.is_empty()
+    }
+
+    /// The rows of the panels side by side: the more numerous bars'.
+    fn rows(&self) -> usize {
+        self.worst.len().max(self.shares.len())
+    }
 }
 
 /// A part of the SVG.
@@ -102,17 +121,17 @@ pub fn write_svg(
     hists: &[HistSeries],
     times: &[TimeSeries],
 ) -> Result<(), String> {
-    write_svg_with_blame(path, title, hists, times, &[])
+    write_svg_with_blame(path, title, hists, times, &BlamePanels::default())
 }
 
 /// Writes the SVG to `path`, with the blame panels below the others if
-/// `blame` has a CPU.
+/// `blame` has a bar.
 pub fn write_svg_with_blame(
     path: &str,
     title: &str,
     hists: &[HistSeries],
     times: &[TimeSeries],
-    blame: &[BlameBars],
+    blame: &BlamePanels,
 ) -> Result<(), String> {
     draw(path, title, hists, times, blame).map_err(|e| format!("{path}: {e}"))
 }
@@ -122,13 +141,13 @@ fn draw(
     title: &str,
     hists: &[HistSeries],
     times: &[TimeSeries],
-    blame: &[BlameBars],
+    blame: &BlamePanels,
 ) -> Drawn {
     let legend = blame_legend(blame);
     let blame_h = if blame.is_empty() {
         0
     } else {
-        bars_height(blame.len()) + legend_height(legend.len())
+        bars_height(blame.rows()) + legend_height(legend.len())
     };
     let root = SVGBackend::new(path, (1100, 900 + blame_h)).into_drawing_area();
     root.fill(&WHITE)?;
@@ -138,10 +157,10 @@ fn draw(
     draw_hists(&top, hists)?;
     draw_times(&bottom, times)?;
     if !blame.is_empty() {
-        let (bars, below) = under.split_vertically(bars_height(blame.len()));
+        let (bars, below) = under.split_vertically(bars_height(blame.rows()));
         let (left, right) = bars.split_horizontally(700);
-        draw_worst(&left, blame, &legend)?;
-        draw_shares(&right, blame, &legend)?;
+        draw_worst(&left, &blame.worst, &legend)?;
+        draw_shares(&right, &blame.shares, &legend)?;
         draw_legend(&below, &legend)?;
     }
     root.present()?;
@@ -250,11 +269,11 @@ fn draw_times(area: &Area, times: &[TimeSeries]) -> Drawn {
 
 /// Every source of `blame` with its colour: the ranked ones first, in the
 /// order of the CPUs' rankings, [`OTHERS`] last.
-fn blame_legend(blame: &[BlameBars]) -> Vec<(&str, RGBColor)> {
+fn blame_legend(blame: &BlamePanels) -> Vec<(&str, RGBColor)> {
     let mut legend: Vec<(&str, RGBColor)> = Vec::new();
     let mut others = false;
-    let shares = blame.iter().flat_map(|b| &b.shares);
-    for s in shares.chain(blame.iter().flat_map(|b| &b.worst)) {
+    let bars = blame.shares.iter().chain(&blame.worst);
+    for s in bars.flat_map(|b| &b.segments) {
         if s.source == OTHERS {
             others = true;
         } else if !legend.iter().any(|(name, _)| *name == s.source) {
@@ -283,9 +302,9 @@ const LEGEND_COLUMNS: usize = 2;
 /// Pixels of a line of the legend.
 const LEGEND_LINE: u32 = 20;
 
-/// The height of the bar panels of `cpus` CPUs.
-fn bars_height(cpus: usize) -> u32 {
-    90 + BAR_ROW * cpus as u32
+/// The height of the bar panels of `rows` bars.
+fn bars_height(rows: usize) -> u32 {
+    90 + BAR_ROW * rows as u32
 }
 
 /// The height of a legend of `sources`.
@@ -293,20 +312,20 @@ fn legend_height(sources: usize) -> u32 {
     20 + LEGEND_LINE * sources.div_ceil(LEGEND_COLUMNS) as u32
 }
 
-/// The y axis of one bar per CPU, the first on top: CPU `i` at `n - 1 - i`,
+/// The y axis of `n` bars, the first on top: bar `i` at `n - 1 - i`,
 /// labelled at the `n` integers (the `n` labels an axis of length `n` has).
 fn bar_rows(n: usize) -> std::ops::Range<f64> {
     -0.5..n as f64 - 0.5
 }
 
-/// The name of the CPU whose bar is at `y`.
-fn row_name(blame: &[BlameBars], y: f64) -> String {
+/// The name of the bar at `y`.
+fn row_name(bars: &[Bar], y: f64) -> String {
     // (A negative index saturates to 0.)
-    let i = (blame.len() as f64 - 1.0 - y).round() as usize;
-    blame.get(i).map_or_else(String::new, |b| b.name.clone())
+    let i = (bars.len() as f64 - 1.0 - y).round() as usize;
+    bars.get(i).map_or_else(String::new, |b| b.name.clone())
 }
 
-/// A chart of bars, one per CPU.
+/// A chart of bars.
 type Bars<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// Draws `segments` end to end from 0 as a bar at `y`; returns its end.
@@ -327,15 +346,15 @@ fn draw_bar(
     Ok(x)
 }
 
-/// Per CPU its worst activation from its expected expiry, a bar of its
+/// The worst activations from their expected expiry, each a bar of its
 /// parts, the interrupt marked.
-fn draw_worst(area: &Area, blame: &[BlameBars], legend: &[(&str, RGBColor)]) -> Drawn {
-    let total = |b: &BlameBars| b.worst.iter().map(|s| s.value).sum::<f64>();
-    let max_x = blame.iter().map(total).fold(0.001f64, f64::max) * 1.2;
-    let n = blame.len();
+fn draw_worst(area: &Area, worst: &[Bar], legend: &[(&str, RGBColor)]) -> Drawn {
+    let total = |b: &Bar| b.segments.iter().map(|s| s.value).sum::<f64>();
+    let max_x = worst.iter().map(total).fold(0.001f64, f64::max) * 1.2;
+    let n = worst.len();
     let mut chart = ChartBuilder::on(area)
         .caption(
-            "Worst activation per CPU: what ran, before and after the interrupt",
+            "Worst activations: what ran, before and after the interrupt",
             ("sans-serif", 18),
         )
         .margin(12)
@@ -349,13 +368,13 @@ fn draw_worst(area: &Area, blame: &[BlameBars], legend: &[(&str, RGBColor)]) -> 
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
         .x_desc("from the expected expiry (µs)")
-        .y_label_formatter(&|y| row_name(blame, *y))
+        .y_label_formatter(&|y| row_name(worst, *y))
         .draw()?;
     let font = ("sans-serif", 13).into_font().color(&BLACK);
-    for (i, b) in blame.iter().enumerate() {
+    for (i, b) in worst.iter().enumerate() {
         let y = (n - 1 - i) as f64;
-        let end = draw_bar(&mut chart, &b.worst, y, legend)?;
-        let irq: f64 = b.worst[..b.irq_parts.min(b.worst.len())]
+        let end = draw_bar(&mut chart, &b.segments, y, legend)?;
+        let irq: f64 = b.segments[..b.irq_parts.min(b.segments.len())]
             .iter()
             .map(|s| s.value)
             .sum();
@@ -389,8 +408,8 @@ fn draw_worst(area: &Area, blame: &[BlameBars], legend: &[(&str, RGBColor)]) -> 
 }
 
 /// Per CPU the shares of its late time, a bar of its ranked sources.
-fn draw_shares(area: &Area, blame: &[BlameBars], legend: &[(&str, RGBColor)]) -> Drawn {
-    let n = blame.len();
+fn draw_shares(area: &Area, shares: &[Bar], legend: &[(&str, RGBColor)]) -> Drawn {
+    let n = shares.len();
     let mut chart = ChartBuilder::on(area)
         .caption("Late time per CPU, by source", ("sans-serif", 18))
         .margin(12)
@@ -405,15 +424,15 @@ fn draw_shares(area: &Area, blame: &[BlameBars], legend: &[(&str, RGBColor)]) ->
         .axis_desc_style(("sans-serif", 14))
         .x_desc("share of the late time (%)")
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| row_name(blame, *y))
+        .y_label_formatter(&|y| row_name(shares, *y))
         .draw()?;
     let font = ("sans-serif", 12).into_font().color(&BLACK);
-    for (i, b) in blame.iter().enumerate() {
+    for (i, b) in shares.iter().enumerate() {
         let y = (n - 1 - i) as f64;
-        draw_bar(&mut chart, &b.shares, y, legend)?;
+        draw_bar(&mut chart, &b.segments, y, legend)?;
         // The large shares' values on them.
         let mut x = 0.0;
-        for s in &b.shares {
+        for s in &b.segments {
             if s.value >= 12.0 {
                 chart.draw_series(std::iter::once(Text::new(
                     format!("{:.0}%", s.value),

@@ -19,10 +19,10 @@ pub const SCHEMA: &str = "rtlat-run";
 /// `exit_code`, `start_monotonic_ns`, `raw`, `housekeeping` and
 /// `system`'s reproduction metadata. Version 3 added `blame` to the CPUs'
 /// objects (which older readers refuse to have unknown members) and
-/// `settings.blame_us`.
-pub const SCHEMA_VERSION: u32 = 3;
+/// `settings.blame_us`; version 4, the blame's `next_worst`.
+pub const SCHEMA_VERSION: u32 = 4;
 /// The versions `check-json` and `compare` read.
-pub const SCHEMA_VERSIONS_READ: [u32; 3] = [1, 2, 3];
+pub const SCHEMA_VERSIONS_READ: [u32; 4] = [1, 2, 3, 4];
 
 /// A whole run. Members added after version 1 are optional when read.
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -475,9 +475,7 @@ pub(crate) mod tests {
                 missed: 3,
                 dropped: 0,
                 stages,
-                blame: Some(crate::blame::BlameReport::from_uapi(
-                    &crate::blame::tests::sample(),
-                )),
+                blame: Some(crate::blame::tests::sample()),
             }],
             gates: vec![GateReport {
                 expr: "thread.p99.99>20us".into(),
