@@ -33,7 +33,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 49
+ktap_set_plan 51
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -153,11 +153,39 @@ else
 	ktap_test_fail "hist: rtla-shaped histogram with percentiles"
 fi
 
-rtlat run --duration 20s --threshold thread=1 -q --json "$tmp/trip.json" >"$tmp/out" 2>&1
+rtlat run --duration 20s --threshold thread=1 -q --json "$tmp/trip.json" --trace "$tmp/trip.trace" >"$tmp/out" 2>&1
 rc=$?
-ktap_print_msg "$(grep threshold "$tmp/out")"
+ktap_print_msg "$(grep 'threshold\|trace' "$tmp/out")"
 rtrs_check "threshold exceeded: exit 3" [ $rc = 3 ]
 rtrs_check "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
+# --trace: the trip's trace, from an instance of the run's own on the
+# measured CPUs (the global buffer untouched), which is gone after.
+T=/sys/kernel/tracing
+if grep -q "^rtlat: trace: $tmp/trip.trace, [1-9][0-9]* events$" "$tmp/out" &&
+	grep -q ' sched_switch: .*next_comm=rtlat/' "$tmp/trip.trace" &&
+	grep -q ' hrtimer_expire_entry: ' "$tmp/trip.trace" &&
+	! ls "$T/instances" | grep -q '^rtlat-' && ! grep -q ' sched_switch: ' "$T/trace"; then
+	ktap_test_pass "threshold: --trace keeps the trip's trace, from an instance of its own"
+else
+	ktap_print_msg "$(head -c 600 "$tmp/trip.trace" 2>&1); instances: $(ls "$T/instances" | tr '\n' ' ')"
+	ktap_test_fail "threshold: --trace keeps the trip's trace, from an instance of its own"
+fi
+# No trip, no trace (said); a file that cannot be written: refused before
+# anything is measured.
+rtlat run --duration 1s --threshold thread=10000000 -q --trace "$tmp/none.trace" >"$tmp/out" 2>&1
+rc=$?
+start=$(cut -d' ' -f1 /proc/uptime)
+rtlat run --duration 20s --threshold thread=1 -q --trace /nonexistent/t.txt >"$tmp/out2" 2>&1
+rc2=$?
+took=$(awk -v s="$start" '{ printf "%d", $1 - s }' /proc/uptime)
+if [ $rc = 0 ] && grep -q '^rtlat: trace: no threshold trip, none saved$' "$tmp/out" &&
+	[ ! -e "$tmp/none.trace" ] && [ $rc2 = 1 ] && [ "$took" -lt 5 ] &&
+	grep -q '^rtlat: error: /nonexistent/t.txt: ' "$tmp/out2" && ! ls "$T/instances" | grep -q '^rtlat-'; then
+	ktap_test_pass "--trace: none without a trip; an unwritable file refused at once"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/out"); exit $rc2 after $took s: $(cat "$tmp/out2")"
+	ktap_test_fail "--trace: none without a trip; an unwritable file refused at once"
+fi
 
 rtlat run --user --period 5000 --duration 20s --threshold user=1 -q >"$tmp/out" 2>&1
 rc=$?

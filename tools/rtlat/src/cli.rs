@@ -201,6 +201,14 @@ pub struct Common {
     /// the JSON rank the sources per CPU and analyse the worst activation. Needs the thread stage.
     #[arg(long, value_name = "US", num_args = 0..=1, default_missing_value = "0")]
     pub blame: Option<u32>,
+    /// At a threshold trip, save a trace of the run's own to FILE (as rtla timerlat -t): a
+    /// tracefs instance on the measured CPUs with the scheduler, IRQ, softirq and hrtimer events,
+    /// on the records' clock, stopped at the trip. A run that does not trip saves none.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "rtlat_trace.txt")]
+    pub trace: Option<PathBuf>,
+    /// --trace's buffer per CPU, in KiB.
+    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(64..=1048576))]
+    pub trace_buffer_size: u32,
     /// Warm up first for this long (e.g. 5 or 5s): a session of its own, without thresholds,
     /// whose records and statistics are discarded; --duration is then measured after it.
     #[arg(long, default_value = "0", value_parser = parse_warm_up)]
@@ -371,6 +379,8 @@ impl MonitorArgs {
             thresholds: self.thresholds.clone(),
             tracing_off: self.on_threshold.iter().any(|a| a.stops_tracing()),
             blame: None,
+            trace: None,
+            trace_buffer_size: 4096,
             warm_up: Duration::ZERO,
             ns: self.ns,
             quiet: true,

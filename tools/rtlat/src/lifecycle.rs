@@ -20,6 +20,7 @@ use crate::{
     report, sched,
     session::Run,
     signals, sysinfo,
+    trace::TraceFile,
 };
 
 /// Runs the measuring command of options `c` in `mode`.
@@ -50,6 +51,11 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     // So are the JSON and SVG, and the mode's own files.
     let outputs = files::Outputs::create(plan.json.as_deref(), plan.svg.as_deref())?;
     mode.open_files()?;
+    let trace_file = plan
+        .trace
+        .as_ref()
+        .map(|(path, _)| TraceFile::create(path))
+        .transpose()?;
 
     // Only when asked: hold the CPU DMA latency (and report it either way).
     let _dma = plan
@@ -116,7 +122,26 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         // statistics and ring counters, and the thresholds armed.
         dev.configure(&plan.device, &phases.measured.config, &plan.cpus)?;
     }
+    // --trace: the run's own trace, from just before the measured session.
+    if trace_file.is_some() && plan.thresholds.is_empty() {
+        eprintln!(
+            "rtlat: WARNING: --trace keeps the trace of a threshold trip, and there is no threshold (-T): none will be saved"
+        );
+    }
+    let trace = match (trace_file, &plan.trace) {
+        (Some(f), Some((_, kb))) => Some(f.start(&cpus, *kb)?),
+        _ => None,
+    };
     let ended = run.session(&phases.measured, raw)?;
+    let mut failed = Vec::new();
+    match trace {
+        Some(t) if ended.reason == "threshold" => match t.save() {
+            Ok(line) => eprintln!("rtlat: {line}"),
+            Err(e) => failed.push(e),
+        },
+        Some(_) => eprintln!("rtlat: trace: no threshold trip, none saved"),
+        None => {}
+    }
     housekeeping.reader_ran_on =
         sysinfo::format_cpu_list(&Vec::from_iter(ended.reader_ran_on.iter().copied()));
     housekeeping.status_ran_on =
@@ -133,7 +158,6 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     // A file that cannot be written at the end loses only itself: the
     // others, the summary and the gates still come, and the run exits with
     // the worse of its status and 1.
-    let mut failed = Vec::new();
     failed.extend(files::write_svg(&outcome, &info, outputs.svg).err());
     failed.extend(mode.write_files(&outcome).err());
     let worst = |code: u8, failed: &[String]| {

@@ -31,6 +31,7 @@ mod signals;
 mod stream;
 mod sysinfo;
 mod tally;
+mod trace;
 mod user;
 
 use std::{process::ExitCode, time::Duration};

@@ -128,6 +128,9 @@ pub struct Plan {
     /// Explain the activations whose thread latency is at least this many
     /// µs (`--blame`).
     pub blame_us: Option<u32>,
+    /// `--trace`: the file a threshold trip's trace goes to, and the
+    /// buffer per CPU in KiB.
+    pub trace: Option<(PathBuf, u32)>,
     /// Hold /dev/cpu_dma_latency at this many µs during the run.
     pub dma_latency: Option<i32>,
     /// No live output.
@@ -261,6 +264,7 @@ impl Plan {
             deadline_ns: 0,
             tracing_off: c.tracing_off,
             blame_us: c.blame,
+            trace: c.trace.clone().map(|p| (p, c.trace_buffer_size)),
             dma_latency: c.dma_latency,
             quiet: c.quiet,
             unit: Unit { ns: c.ns },
@@ -354,6 +358,7 @@ impl Plan {
             dma_latency_us: self.dma_latency,
             tracing_off: self.tracing_off,
             blame_us: self.blame_us,
+            trace: self.trace.as_ref().map(|(p, _)| p.display().to_string()),
         }
     }
 }

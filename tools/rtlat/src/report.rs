@@ -136,6 +136,9 @@ pub struct Settings {
     /// (v3); absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blame_us: Option<u32>,
+    /// `--trace`: the file a threshold trip's trace was to go to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// Why the run ended.
@@ -452,6 +455,7 @@ pub(crate) mod tests {
                 dma_latency_us: None,
                 tracing_off: false,
                 blame_us: Some(5000),
+                trace: None,
             },
             stop: Stop {
                 reason: "threshold".into(),

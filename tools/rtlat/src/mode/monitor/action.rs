@@ -59,14 +59,6 @@ impl Action {
     }
 }
 
-/// The trace file system's directory, if mounted.
-fn tracefs() -> Option<&'static Path> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .into_iter()
-        .map(Path::new)
-        .find(|p| p.join("tracing_on").exists())
-}
-
 /// Runs the actions and reaps the commands they started.
 #[derive(Default)]
 pub struct Actions {
@@ -127,7 +119,7 @@ impl Actions {
 
 /// Copies the trace buffer to `file.n` and restarts tracing.
 fn keep_trace(file: &Path, n: u64) -> String {
-    let Some(dir) = tracefs() else {
+    let Some(dir) = crate::trace::tracefs() else {
         return "trace: no tracefs mounted".into();
     };
     let mut dest = file.as_os_str().to_owned();

@@ -164,14 +164,20 @@ pub struct Opts {
           help_heading = "General")]
     pub duration: Option<u64>,
 
+    /// Save the stopped trace to [file|timerlat_trace.txt] (rtlat's own
+    /// trace instance, kept at a threshold trip).
+    #[arg(short = 't', long, value_name = "file", num_args = 0..=1,
+          default_missing_value = "timerlat_trace.txt")]
+    trace: Option<String>,
+    /// The trace's buffer size, in kB.
+    #[arg(long, value_name = "kB")]
+    trace_buffer_size: Option<String>,
+
     // Refused (see `refused`): parsed so that the refusal names them.
     #[arg(short = 'a', long = "auto", value_name = "us", hide = true)]
     auto: Option<String>,
     #[arg(short = 's', long, value_name = "us", hide = true)]
     stack: Option<String>,
-    #[arg(short = 't', long, value_name = "file", num_args = 0..=1,
-          default_missing_value = "timerlat_trace.txt", hide = true)]
-    trace: Option<String>,
     #[arg(short = 'e', long, value_name = "sys:event", hide = true)]
     event: Vec<String>,
     #[arg(long, hide = true)]
@@ -186,8 +192,6 @@ pub struct Opts {
     aligned: Option<String>,
     #[arg(long, allow_hyphen_values = true, hide = true)]
     deepest_idle_state: Option<String>,
-    #[arg(long, hide = true)]
-    trace_buffer_size: Option<String>,
     #[arg(long, hide = true)]
     dump_tasks: bool,
     #[arg(long, hide = true)]
@@ -313,14 +317,13 @@ impl Opts {
     /// The first option given that rtlat cannot honour, and why.
     fn refused(&self) -> Option<(&'static str, &'static str)> {
         let no_trace = "rtlat reads its own records, there is no trace";
-        let checks: [(bool, &str, &str); 17] = [
+        let checks: [(bool, &str, &str); 15] = [
             (
                 self.auto.is_some(),
                 "-a/--auto",
                 "it saves a trace and its auto analysis at the stop; stop at a thread latency with -T us",
             ),
             (self.stack.is_some(), "-s/--stack", "rtlat does not save stack traces"),
-            (self.trace.is_some(), "-t/--trace", no_trace),
             (!self.event.is_empty(), "-e/--event", no_trace),
             (!self.filter.is_empty(), "--filter", no_trace),
             (!self.trigger.is_empty(), "--trigger", no_trace),
@@ -336,7 +339,6 @@ impl Opts {
                 "--deepest-idle-state",
                 "rtlat does not change idle states (it reports them in rtlat run's JSON)",
             ),
-            (self.trace_buffer_size.is_some(), "--trace-buffer-size", no_trace),
             (self.dump_tasks, "--dump-tasks", "rtlat has no auto analysis"),
             (!self.on_threshold.is_empty(), "--on-threshold", "rtlat has no actions"),
             (!self.on_end.is_empty(), "--on-end", "rtlat has no actions"),
@@ -411,6 +413,13 @@ pub fn parse<S: AsRef<str>>(argv: &[S]) -> Result<Parsed, Refusal> {
     };
     if let Some(p) = opts.period {
         arg("--period", Some(p.to_string()));
+    }
+    // rtla's trace of the stop: rtlat's own trace instance, kept at a trip.
+    if let Some(f) = &opts.trace {
+        arg("--trace", Some(f.clone()));
+    }
+    if let Some(kb) = &opts.trace_buffer_size {
+        arg("--trace-buffer-size", Some(kb.clone()));
     }
     if let Some(c) = &opts.cpus {
         arg("--cpus", Some(c.list.clone()));
@@ -564,6 +573,21 @@ mod tests {
             native_duration(&ok("top --duration=3d")),
             Some(Duration::from_secs(259200))
         );
+        // -t: rtlat's own trace, kept at a trip, in rtla's default file.
+        let t = |s: &str| {
+            let n = ok(s).native;
+            let i = n.iter().position(|a| a == "--trace").unwrap();
+            let end = n[i..]
+                .iter()
+                .position(|a| a == "--quiet")
+                .map_or(n.len(), |k| i + k);
+            n[i..end].to_vec()
+        };
+        assert_eq!(t("top -k -T 50 -t"), ["--trace", "timerlat_trace.txt"]);
+        assert_eq!(
+            t("hist -k -T 50 --trace=out.txt --trace-buffer-size 512"),
+            ["--trace", "out.txt", "--trace-buffer-size", "512"]
+        );
         // Long options abbreviated, as rtla's parser takes them.
         assert_eq!(
             native_duration(&ok("top --dur 5")),
@@ -658,8 +682,6 @@ mod tests {
         for (args, name) in [
             ("top --aa-only 30", "--aa-only"),
             ("top -s 30", "-s/--stack"),
-            ("top -t", "-t/--trace"),
-            ("hist -t out.txt", "-t/--trace"),
             ("top -e sched:sched_switch", "-e/--event"),
             ("top --filter x", "--filter"),
             ("top --trigger x", "--trigger"),
@@ -667,7 +689,6 @@ mod tests {
             ("top -U", "-U/--user-load"),
             ("top -A 10", "-A/--aligned"),
             ("top --deepest-idle-state -1", "--deepest-idle-state"),
-            ("top --trace-buffer-size 100", "--trace-buffer-size"),
             ("top --dump-tasks", "--dump-tasks"),
             ("top --on-threshold shell,command=ls", "--on-threshold"),
             ("top --on-end shell,command=ls", "--on-end"),

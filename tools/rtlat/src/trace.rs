@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `--trace`: a trace of the run's own, kept when a threshold trips.
+//!
+//! A tracefs instance of its own (`instances/rtlat-PID`, never the global
+//! buffer, which another tracer may be using), on the measured CPUs, with
+//! the events that tell what ran ([`EVENTS`]) on the clock rtlat's records
+//! use (`mono`: a record's `expected_ns` is found in it as is). It traces
+//! from just before the session starts; when the session ends on a
+//! threshold trip, tracing stops (within the tool's 0.1 s status poll: the
+//! buffer keeps what came before) and the trace is saved to the file, as
+//! `rtla timerlat -t` saves its own. A run that does not trip saves
+//! nothing. The instance is removed in every case.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
+
+use crate::files::Output;
+
+/// The events traced: what ran on a CPU and what woke what.
+pub const EVENTS: [&str; 8] = [
+    "sched/sched_switch",
+    "sched/sched_wakeup",
+    "irq/irq_handler_entry",
+    "irq/irq_handler_exit",
+    "irq/softirq_entry",
+    "irq/softirq_exit",
+    "timer/hrtimer_expire_entry",
+    "timer/hrtimer_expire_exit",
+];
+
+/// The tracing directory, if tracefs is mounted.
+pub fn tracefs() -> Option<&'static Path> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.join("tracing_on").exists())
+}
+
+/// A CPU list as a `tracing_cpumask`: comma-separated 32-bit hex words,
+/// the highest first.
+fn cpumask(cpus: &[u32]) -> String {
+    let words = cpus.iter().max().map_or(1, |&m| m as usize / 32 + 1);
+    let mut w = vec![0u32; words];
+    for &c in cpus {
+        w[c as usize / 32] |= 1 << (c % 32);
+    }
+    w.iter()
+        .rev()
+        .map(|x| format!("{x:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The run's trace instance, tracing.
+///
+/// # Invariants
+///
+/// `dir` is an instance this process made; it is removed on drop. `out`
+/// is `Some` until the trace is saved.
+pub struct Trace {
+    dir: PathBuf,
+    path: PathBuf,
+    out: Option<Output>,
+}
+
+/// Writes `value` to the instance file `name` of `dir`; an error names
+/// both.
+fn set(dir: &Path, name: &str, value: &str) -> Result<(), String> {
+    fs::write(dir.join(name), value).map_err(|e| format!("--trace: {}/{name}: {e}", dir.display()))
+}
+
+/// The `--trace` file, created when the run starts (or the run is
+/// refused), and tracefs found.
+pub struct TraceFile {
+    root: &'static Path,
+    path: PathBuf,
+    out: Output,
+}
+
+impl TraceFile {
+    /// Creates `path`'s file, empty until a trip's trace is saved.
+    pub fn create(path: &Path) -> Result<Self, String> {
+        let root = tracefs().ok_or(
+            "--trace: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)",
+        )?;
+        Ok(Self {
+            root,
+            path: path.to_path_buf(),
+            out: Output::create(path)?,
+        })
+    }
+
+    /// Makes the instance for `cpus` with `buffer_kb` KiB per CPU and
+    /// starts tracing.
+    pub fn start(self, cpus: &[u32], buffer_kb: u32) -> Result<Trace, String> {
+        let dir = self
+            .root
+            .join("instances")
+            .join(format!("rtlat-{}", std::process::id()));
+        fs::create_dir(&dir).map_err(|e| format!("--trace: {}: {e}", dir.display()))?;
+        let t = Trace {
+            dir,
+            path: self.path,
+            out: Some(self.out),
+        };
+        set(&t.dir, "tracing_on", "0")?;
+        set(&t.dir, "trace_clock", "mono")?;
+        set(&t.dir, "buffer_size_kb", &buffer_kb.to_string())?;
+        set(&t.dir, "tracing_cpumask", &cpumask(cpus))?;
+        for e in EVENTS {
+            set(&t.dir, &format!("events/{e}/enable"), "1")?;
+        }
+        set(&t.dir, "tracing_on", "1")?;
+        Ok(t)
+    }
+}
+
+impl Trace {
+    /// Stops tracing and saves the trace to the file; says so (`trace:
+    /// FILE, N events`). The instance goes with `self`.
+    pub fn save(mut self) -> Result<String, String> {
+        set(&self.dir, "tracing_on", "0")?;
+        let text = fs::read(self.dir.join("trace"))
+            .map_err(|e| format!("--trace: {}/trace: {e}", self.dir.display()))?;
+        let events = text
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty() && l[0] != b'#')
+            .count();
+        if let Some(out) = self.out.take() {
+            out.write(&text)?;
+        }
+        Ok(format!("trace: {}, {events} events", self.path.display()))
+    }
+}
+
+impl Drop for Trace {
+    fn drop(&mut self) {
+        let _ = fs::write(self.dir.join("tracing_on"), "0");
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpumasks_are_hex_words_highest_first() {
+        assert_eq!(cpumask(&[0]), "00000001");
+        assert_eq!(cpumask(&[1, 3]), "0000000a");
+        assert_eq!(cpumask(&[0, 33]), "00000002,00000001");
+        assert_eq!(cpumask(&[]), "00000000");
+    }
+}
