@@ -541,18 +541,22 @@ static void rtrs_tp_hrtimer_exit(void *data, struct hrtimer *t)
 	rtrs_tp_deliver(data, &ev);
 }
 
-/* The tracepoints probed, by name, and their probes. */
+/*
+ * The tracepoints probed, by name, and their probes, in the order they are
+ * registered: the exits before the entries, so that no entry is seen
+ * without its exit (an exit without its entry is ignored).
+ */
 static const struct {
 	const char *name;
 	void *probe;
 } rtrs_tps[RTRS_TP_NR] = {
+	{ "irq_handler_exit", rtrs_tp_irq_exit },
+	{ "softirq_exit", rtrs_tp_softirq_exit },
+	{ "hrtimer_expire_exit", rtrs_tp_hrtimer_exit },
 	{ "sched_switch", rtrs_tp_sched_switch },
 	{ "irq_handler_entry", rtrs_tp_irq_entry },
-	{ "irq_handler_exit", rtrs_tp_irq_exit },
 	{ "softirq_entry", rtrs_tp_softirq_entry },
-	{ "softirq_exit", rtrs_tp_softirq_exit },
 	{ "hrtimer_expire_entry", rtrs_tp_hrtimer_entry },
-	{ "hrtimer_expire_exit", rtrs_tp_hrtimer_exit },
 };
 
 /* Each probe's type is its tracepoint's (compile time only). */
@@ -616,7 +620,8 @@ void rtrs_probes_unregister(struct rtrs_probes *p)
 	unsigned int i;
 
 	might_sleep();
-	for (i = 0; i < RTRS_TP_NR; i++)
+	/* (The entries first, as they came last.) */
+	for (i = RTRS_TP_NR; i-- > 0;)
 		WARN_ON_ONCE(tracepoint_probe_unregister(p->tp[i], rtrs_tps[i].probe, p));
 	tracepoint_synchronize_unregister();
 }

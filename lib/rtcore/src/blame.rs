@@ -30,9 +30,10 @@
 //! before its first event (a task switch names the task).
 //!
 //! On PREEMPT_RT a softirq runs in a task and may be preempted: a switch
-//! away from a task with a softirq (or an hrtimer callback in it) nested
-//! keeps that nesting, and the task's return resumes it. One CPU runs one
-//! softirq at a time (its bottom-half lock), so one nesting is kept.
+//! away from a task with a softirq (and what it nests but hard IRQs, which
+//! cannot span a switch) keeps that nesting, and the task's return resumes
+//! it. Without `PREEMPT_RT_NEEDS_BH_LOCK` several tasks of a CPU may be in
+//! a softirq at once: [`PARKED`] nestings are kept, the oldest making room.
 
 use core::cmp::Ordering;
 
@@ -42,6 +43,9 @@ pub const NAME_LEN: usize = 16;
 /// Nesting depth kept: task, softirq, hard IRQ, hrtimer callback, and two
 /// more for nested interrupts. Deeper entries replace the innermost.
 pub const DEPTH: usize = 6;
+
+/// Switched-out tasks whose softirq nesting a CPU's [`Tracker`] keeps.
+pub const PARKED: usize = 4;
 
 /// What kind of source ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -187,8 +191,9 @@ struct Transition {
 /// `log[(total - k) % N]` for `1 <= k <= min(total, N)` are the transitions
 /// kept, newest first, their times non-decreasing towards the newest;
 /// `stack[..depth]` is the nesting, innermost last, and its innermost entry
-/// is the newest transition's source when `depth > 0`. `parked[..parked_n]`
-/// is what task `parked_pid` had nested above it when it was switched out.
+/// is the newest transition's source when `depth > 0`. Each `parked` entry
+/// with `n > 0` is what task `pid` had nested above it (a softirq first)
+/// when it was switched out; no two of them are the same task's.
 ///
 /// All zero bytes are [`Tracker::new`] (no transition, nothing nested,
 /// [`Kind::Unknown`] being 0): the kernel allocates large timelines zeroed
@@ -199,9 +204,25 @@ pub struct Tracker<const N: usize> {
     total: u64,
     stack: [Source; DEPTH],
     depth: usize,
-    parked: [Source; DEPTH],
-    parked_n: usize,
-    parked_pid: u64,
+    parked: [Parked; PARKED],
+    /// The `parked` entry to reuse next when none is free.
+    evict: usize,
+}
+
+/// A switched-out task's softirq nesting: `stack[..n]` above task `pid`.
+#[derive(Clone, Copy)]
+struct Parked {
+    pid: u64,
+    n: usize,
+    stack: [Source; DEPTH - 1],
+}
+
+impl Parked {
+    const EMPTY: Self = Self {
+        pid: 0,
+        n: 0,
+        stack: [Source::UNKNOWN; DEPTH - 1],
+    };
 }
 
 impl<const N: usize> Default for Tracker<N> {
@@ -225,9 +246,8 @@ impl<const N: usize> Tracker<N> {
             total: 0,
             stack: [Source::UNKNOWN; DEPTH],
             depth: 0,
-            parked: [Source::UNKNOWN; DEPTH],
-            parked_n: 0,
-            parked_pid: 0,
+            parked: [Parked::EMPTY; PARKED],
+            evict: 0,
         }
     }
 
@@ -276,26 +296,20 @@ impl<const N: usize> Tracker<N> {
     pub fn event(&mut self, at: i64, event: Event) {
         match event {
             Event::Switch(next) => {
-                // A task leaving with a softirq nested keeps it for its
-                // return (PREEMPT_RT).
-                if self.depth > 1 && self.stack[0].kind == Kind::Task {
-                    let n = self.depth - 1;
-                    self.parked[..n].copy_from_slice(&self.stack[1..self.depth]);
-                    self.parked_n = n;
-                    self.parked_pid = self.stack[0].id;
-                }
+                // What `next` had nested when it left, if anything (taken
+                // before the leaving task's goes in: it may need the room).
+                let back = (next.kind == Kind::Task)
+                    .then(|| self.parked.iter().position(|p| p.n > 0 && p.pid == next.id))
+                    .flatten()
+                    .map(|i| core::mem::replace(&mut self.parked[i], Parked::EMPTY));
+                self.park();
                 self.stack[0] = next;
                 self.depth = 1;
-                let resumes = self.parked_n > 0
-                    && next.kind == Kind::Task
-                    && next.id == self.parked_pid;
-                if resumes {
-                    let n = self.parked_n;
-                    self.stack[1..=n].copy_from_slice(&self.parked[..n]);
-                    self.depth = n + 1;
-                    self.parked_n = 0;
+                if let Some(p) = &back {
+                    self.stack[1..=p.n].copy_from_slice(&p.stack[..p.n]);
+                    self.depth = p.n + 1;
                 }
-                self.record(at, self.current(), resumes);
+                self.record(at, self.current(), back.is_some());
             }
             Event::Enter(s) => {
                 if self.depth == DEPTH {
@@ -317,6 +331,32 @@ impl<const N: usize> Tracker<N> {
                 self.record(at, resumed, true);
             }
         }
+    }
+
+    /// Keeps what the running task has nested from a softirq on, but hard
+    /// IRQs (which cannot span a switch: an entry left open is dropped),
+    /// for its return (PREEMPT_RT).
+    fn park(&mut self) {
+        if self.depth < 2 || self.stack[0].kind != Kind::Task || self.stack[1].kind != Kind::Softirq
+        {
+            return;
+        }
+        let n = self.stack[1..self.depth]
+            .iter()
+            .position(|s| s.kind == Kind::HardIrq)
+            .unwrap_or(self.depth - 1);
+        let i = match self.parked.iter().position(|p| p.n == 0) {
+            Some(i) => i,
+            None => {
+                let i = self.evict;
+                self.evict = (i + 1) % PARKED;
+                i
+            }
+        };
+        let p = &mut self.parked[i];
+        p.pid = self.stack[0].id;
+        p.n = n;
+        p.stack[..n].copy_from_slice(&self.stack[1..=n]);
     }
 
     /// Splits `[from, to)` into the sources that ran, by exclusive time,
@@ -655,7 +695,8 @@ impl Tally {
 
     /// Keeps `a` among the worst if it is one of them.
     fn keep_if_worst(&mut self, a: &Analysis) {
-        let Some(at) = (0..WORST).find(|&i| i == self.nworst || a.thread_ns > self.worst[i].thread_ns)
+        let Some(at) =
+            (0..WORST).find(|&i| i == self.nworst || a.thread_ns > self.worst[i].thread_ns)
         else {
             return;
         };
@@ -891,6 +932,49 @@ mod tests {
     }
 
     #[test]
+    fn each_task_gets_its_own_softirq_back_and_no_hard_irq() {
+        let mut t = Tracker::<64>::new();
+        // a in NET_RX is preempted by ktimers, which enters TIMER and
+        // blocks (on a lock a holds: a runs again, in NET_RX); then
+        // ktimers resumes in TIMER.
+        t.event(0, Event::Switch(task(1, "a")));
+        t.event(10, Event::Enter(softirq(3)));
+        t.event(20, Event::Switch(fifo(5, "ktimers/1", 1)));
+        t.event(30, Event::Enter(softirq(1)));
+        t.event(40, Event::Switch(task(1, "a")));
+        assert_eq!(t.current(), softirq(3));
+        t.event(50, Event::Exit(Kind::Softirq, 3));
+        t.event(60, Event::Switch(fifo(5, "ktimers/1", 1)));
+        assert_eq!(t.current(), softirq(1));
+        t.event(70, Event::Exit(Kind::Softirq, 1));
+        assert_eq!(t.current(), fifo(5, "ktimers/1", 1));
+        // A hard IRQ left open (its exit unseen) is not kept: only the
+        // softirq comes back.
+        t.event(80, Event::Switch(task(2, "b")));
+        t.event(90, Event::Enter(softirq(6)));
+        t.event(95, Event::Enter(irq(4, "eth0")));
+        t.event(100, Event::Switch(task(1, "a")));
+        t.event(110, Event::Switch(task(2, "b")));
+        assert_eq!(t.current(), softirq(6));
+        // Nothing but a hard IRQ nested: nothing kept.
+        t.event(120, Event::Exit(Kind::Softirq, 6));
+        t.event(125, Event::Enter(irq(4, "eth0")));
+        t.event(130, Event::Switch(task(1, "a")));
+        t.event(140, Event::Switch(task(2, "b")));
+        assert_eq!(t.current(), task(2, "b"));
+        // More tasks in a softirq than kept: the oldest is forgotten.
+        for pid in 10..(10 + PARKED as u64 + 2) {
+            t.event(200 + pid as i64 * 10, Event::Switch(task(pid, "p")));
+            t.event(205 + pid as i64 * 10, Event::Enter(softirq(pid % 10)));
+        }
+        t.event(400, Event::Switch(task(10, "p")));
+        assert_eq!(t.current(), task(10, "p"));
+        // (Parking 15's made room again: 11's went, the oldest.)
+        t.event(410, Event::Switch(task(12, "p")));
+        assert_eq!(t.current(), softirq(2));
+    }
+
+    #[test]
     fn too_deep_nesting_replaces_the_innermost() {
         let mut t = Tracker::<64>::new();
         t.event(0, Event::Switch(task(1, "a")));
@@ -1119,7 +1203,10 @@ mod tests {
         let z: Tracker<4> = unsafe { core::mem::zeroed() };
         let n = Tracker::<4>::new();
         assert_eq!((z.total, z.depth), (n.total, n.depth));
-        assert_eq!((z.parked_n, z.parked_pid), (n.parked_n, n.parked_pid));
+        assert_eq!(z.evict, n.evict);
+        for (a, b) in z.parked.iter().zip(n.parked.iter()) {
+            assert_eq!((a.pid, a.n, a.stack), (b.pid, b.n, b.stack));
+        }
         assert_eq!(z.stack, n.stack);
         for (a, b) in z.log.iter().zip(n.log.iter()) {
             assert_eq!((a.at, a.source, a.resumed), (b.at, b.source, b.resumed));
