@@ -1648,6 +1648,8 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	hdr_ok = PICK_HEADER(r, &in.size, &in.version, 0, sizeof(in) - 1, sizeof(in) + 1, ~0U);
 	in.cpu = chance(r, 85) ? below(r, nr_cpu_ids_) : PICK(r, nr_cpu_ids_, 256, ~0U);
 	in.rank = chance(r, 90) ? below(r, RTLAT_BLAME_WORST) : PICK(r, RTLAT_BLAME_WORST, ~0U);
+	/* Nonzero: to be told how many are kept (an older tool sends 0). */
+	in.nr_worst = chance(r, 80) ? PICK(r, 1, ~0U) : 0;
 	bp = pick_bp(r, 6);
 	p = bp_ptr(t, r, bp, &in, sizeof(in));
 	snprintf(desc, sizeof(desc), "size %u ver %u cpu %u rank %u%s", in.size, in.version,
@@ -1669,7 +1671,8 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 			    b.nr_stack > RTLAT_BLAME_STACK_DEPTH ||
 			    (!b.explained && b.has_worst) || b.rank != in.rank ||
 			    b.nr_worst > RTLAT_BLAME_WORST || b.nr_worst > b.explained ||
-			    b.has_worst != (b.rank < b.nr_worst))
+			    (in.nr_worst && b.has_worst != (b.rank < b.nr_worst)) ||
+			    (!in.nr_worst && b.nr_worst))
 				fail(t, C_STATS, "%s: counts out of range", t->what);
 			for (unsigned int k = 0; k < b.nr_culprits && k < RTLAT_BLAME_CULPRITS; k++)
 				sum += b.culprits[k].ns;

@@ -248,7 +248,9 @@ struct rtlat_blame {
 	__u32 nr_stack;
 	union {
 		__u32 reserved2;	/* (before nr_worst) */
-		__u32 nr_worst;		/* worst ones kept: ranks below it */
+		__u32 nr_worst;		/* in: nonzero to be told; out: the
+					 * worst ones kept, ranks below it (0
+					 * if not asked: older tools ask 0) */
 	};
 	char stack[RTLAT_BLAME_STACK_DEPTH][RTLAT_BLAME_FRAME_LEN];
 };

@@ -1032,10 +1032,26 @@ pub struct BlameRequest {
     pub cpu: u32,
     /// Which of the worst: 0 the worst, up to [`blame::WORST`] - 1.
     pub rank: u32,
+    /// Whether to be told how many are kept (`nr_worst`): a tool older
+    /// than the word sends 0 and wants it 0, as it was (`reserved2`).
+    pub tell_nr_worst: bool,
+}
+
+impl BlameRequest {
+    /// Rank `rank` of `cpu`, the number kept told.
+    pub const fn new(cpu: u32, rank: u32) -> Self {
+        Self {
+            cpu,
+            rank,
+            tell_nr_worst: true,
+        }
+    }
 }
 
 /// Where a request's rank is (the answer's `reserved` word before it).
 const BLAME_RANK_AT: usize = 52;
+/// Where `nr_worst` is (`reserved2` before it): after `nr_stack`.
+const BLAME_NR_WORST_AT: usize = BLAME_SIZE - blame::STACK_DEPTH * BLAME_FRAME_LEN - 4;
 
 /// `struct rtlat_blame` (`RTLAT_IOC_BLAME`): one CPU's late activations
 /// explained, over the session so far.
@@ -1103,8 +1119,12 @@ impl Blame {
         }
         let tail =
             base + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE;
-        w.at = tail + 4;
-        w.u32(t.worst().len() as u32);
+        w.at = BLAME_NR_WORST_AT;
+        w.u32(if req.tell_nr_worst {
+            t.worst().len() as u32
+        } else {
+            0
+        });
         if let Some(a) = a {
             let n = a.stack_n.min(blame::STACK_DEPTH);
             w.at = tail;
@@ -1144,17 +1164,24 @@ impl Blame {
         Self::decode(&b).unwrap_or_else(|e| panic!("an encoded tally decodes: {e:?}"))
     }
 
-    /// Decodes a request: the CPU and the rank, which must be below
-    /// [`blame::WORST`] (the other words are the answer's, ignored).
+    /// Decodes a request: the CPU, the rank, which must be below
+    /// [`blame::WORST`], and whether `nr_worst` is nonzero (the other words
+    /// are the answer's, ignored).
     pub fn decode_request(b: &[u8]) -> Result<BlameRequest, UapiError> {
         let mut r = header(b, BLAME_SIZE)?;
         let cpu = r.u32();
         r.at = BLAME_RANK_AT;
         let rank = r.u32();
+        r.at = BLAME_NR_WORST_AT;
+        let tell_nr_worst = r.u32() != 0;
         if rank as usize >= blame::WORST {
             return Err(UapiError::Invalid);
         }
-        Ok(BlameRequest { cpu, rank })
+        Ok(BlameRequest {
+            cpu,
+            rank,
+            tell_nr_worst,
+        })
     }
 
     /// Encodes `req` into `b`.
@@ -1166,9 +1193,13 @@ impl Blame {
         w.u32(req.cpu);
         w.at = BLAME_RANK_AT;
         w.u32(req.rank);
+        w.at = BLAME_NR_WORST_AT;
+        w.u32(u32::from(req.tell_nr_worst));
     }
 
-    /// Decodes an answer.
+    /// Decodes an answer. One of a module older than `nr_worst` (which
+    /// keeps one worst activation and answers 0 there) reads as
+    /// `nr_worst` 1 if it has a worst.
     pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
         let mut r = header(b, BLAME_SIZE)?;
         let cpu = r.u32();
@@ -1206,9 +1237,13 @@ impl Blame {
             *e = BlameEntry::decode(&mut r)?;
         }
         w.nr_stack = r.u32();
-        let nr_worst = r.u32();
+        let nr_worst = match r.u32() {
+            0 if rank == 0 => has_worst,
+            n => n,
+        };
         if w.nr_stack as usize > blame::STACK_DEPTH
             || nr_worst as usize > blame::WORST
+            || u64::from(nr_worst) > explained
             || (has_worst == 1) != (rank < nr_worst)
         {
             return Err(UapiError::Invalid);
@@ -1550,7 +1585,7 @@ mod tests {
                 name[..7].copy_from_slice(b"mod:sym");
             }
         };
-        let req = |cpu, rank| BlameRequest { cpu, rank };
+        let req = BlameRequest::new;
         let b = Blame::from_tally(req(1, 0), &tally, name, frame);
         assert_eq!((b.rank, b.nr_worst), (0, 1));
         assert_eq!(b.nr_culprits, 3);
@@ -1589,7 +1624,10 @@ mod tests {
         let w2 = second.worst.unwrap();
         assert_eq!((w2.seq, w2.thread_ns, w2.nr_stack), (4, 700, 0));
         assert_eq!(w2.thread[0].name_bytes(), b"hog");
-        assert_eq!(second.culprits, Blame::from_tally(req(1, 0), &tally, name, frame).culprits);
+        assert_eq!(
+            second.culprits,
+            Blame::from_tally(req(1, 0), &tally, name, frame).culprits
+        );
         let none = Blame::from_tally(req(1, 2), &tally, name, frame);
         assert_eq!((none.rank, none.nr_worst, none.worst), (2, 2, None));
         // Counts past the arrays, an unknown kind, a worst of a rank past
@@ -1607,13 +1645,30 @@ mod tests {
         buf[BLAME_RANK_AT..BLAME_RANK_AT + 4].copy_from_slice(&1u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
         // More frames, or more worst ones, than the arrays hold.
-        let at = BLAME_SIZE - 8 - blame::STACK_DEPTH * BLAME_FRAME_LEN;
+        let at = BLAME_NR_WORST_AT - 4;
         for (at, n) in [(at, blame::STACK_DEPTH + 1), (at + 4, blame::WORST + 1)] {
             Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
             buf[at..at + 4].copy_from_slice(&(n as u32).to_ne_bytes());
             assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
         }
         assert_eq!(Blame::decode(&buf[..100]), Err(UapiError::Size));
+        // A tool older than nr_worst (0 there in its request) gets 0 there,
+        // as it checks; the answer of a module older than nr_worst (0
+        // there, one worst kept) reads as one kept.
+        let old = BlameRequest {
+            tell_nr_worst: false,
+            ..req(1, 0)
+        };
+        Blame::encode_request(old, &mut buf);
+        assert_eq!(Blame::decode_request(&buf), Ok(old));
+        Blame::encode_tally(old, &tally, name, frame, &mut buf);
+        assert_eq!(&buf[BLAME_NR_WORST_AT..BLAME_NR_WORST_AT + 4], &[0; 4]);
+        let b = Blame::decode(&buf).unwrap();
+        assert_eq!((b.nr_worst, b.worst.is_some()), (1, true));
+        // More kept than explained: refused.
+        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
+        buf[BLAME_NR_WORST_AT..BLAME_NR_WORST_AT + 4].copy_from_slice(&2u32.to_ne_bytes());
+        assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
     }
 
     #[test]

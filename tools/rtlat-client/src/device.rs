@@ -231,11 +231,17 @@ impl Device {
     }
 
     /// CPU `cpu`'s late activations explained (a session configured with
-    /// `CFG_BLAME`), with its worst one of rank `rank` (0: the worst).
-    pub fn blame(&self, cpu: u32, rank: u32) -> io::Result<uapi::Blame> {
+    /// `CFG_BLAME`), with its worst one.
+    pub fn blame(&self, cpu: u32) -> io::Result<uapi::Blame> {
+        self.blame_rank(cpu, 0)
+    }
+
+    /// The same with its worst one of rank `rank` (0: the worst; the
+    /// answer's `nr_worst` says how many there are).
+    pub fn blame_rank(&self, cpu: u32, rank: u32) -> io::Result<uapi::Blame> {
         let mut b = vec![0u8; uapi::BLAME_SIZE];
         let req: &mut [u8; uapi::BLAME_SIZE] = b.as_mut_slice().try_into().unwrap();
-        uapi::Blame::encode_request(uapi::BlameRequest { cpu, rank }, req);
+        uapi::Blame::encode_request(uapi::BlameRequest::new(cpu, rank), req);
         ioctl(self.fd(), ioc::BLAME, b.as_mut_ptr())?;
         uapi::Blame::decode(&b).map_err(|e| io::Error::other(format!("{e:?}")))
     }

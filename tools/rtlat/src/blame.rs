@@ -335,7 +335,7 @@ pub(crate) mod tests {
         tally.add(&Analysis::explain(&t, 12, 1_000, 100, 4_000));
         [0, 1].map(|rank| {
             uapi::Blame::from_tally(
-                uapi::BlameRequest { cpu: 1, rank },
+                uapi::BlameRequest::new(1, rank),
                 &tally,
                 |_, _| {},
                 |pc, f| {

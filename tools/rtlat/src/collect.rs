@@ -117,9 +117,9 @@ pub fn collect<'a>(
         let blame = match plan.blame_us {
             Some(_) => {
                 let err = |e: std::io::Error| format!("blame cpu {cpu}: {e}");
-                let first = dev.blame(cpu, 0).map_err(err)?;
+                let first = dev.blame(cpu).map_err(err)?;
                 let next = (1..first.nr_worst)
-                    .map(|rank| dev.blame(cpu, rank))
+                    .map(|rank| dev.blame_rank(cpu, rank))
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(err)?;
                 Some(BlameReport::from_uapi(&first, &next))
