@@ -170,9 +170,14 @@ else
 	ktap_print_msg "$(head -c 600 "$tmp/trip.trace" 2>&1); instances: $(ls "$T/instances" | tr '\n' ' ')"
 	ktap_test_fail "threshold: --trace keeps the trip's trace, from an instance of its own"
 fi
-# No trip, no trace (said); a file that cannot be written: refused before
-# anything is measured.
-rtlat run --duration 1s --threshold thread=10000000 -q --trace "$tmp/none.trace" >"$tmp/out" 2>&1
+# No trip, no trace (said; a hangup ends the run as Ctrl-C does, the
+# instance removed); a file that cannot be written: refused before anything
+# is measured.
+rtlat run --duration 20s --threshold thread=10000000 -q --trace "$tmp/none.trace" >"$tmp/out" 2>&1 &
+p=$!
+sleep 3
+kill -HUP $p
+wait $p
 rc=$?
 start=$(cut -d' ' -f1 /proc/uptime)
 rtlat run --duration 20s --threshold thread=1 -q --trace /nonexistent/t.txt >"$tmp/out2" 2>&1
@@ -181,10 +186,10 @@ took=$(awk -v s="$start" '{ printf "%d", $1 - s }' /proc/uptime)
 if [ $rc = 0 ] && grep -q '^rtlat: trace: no threshold trip, none saved$' "$tmp/out" &&
 	[ ! -e "$tmp/none.trace" ] && [ $rc2 = 1 ] && [ "$took" -lt 5 ] &&
 	grep -q '^rtlat: error: /nonexistent/t.txt: ' "$tmp/out2" && ! ls "$T/instances" | grep -q '^rtlat-'; then
-	ktap_test_pass "--trace: none without a trip; an unwritable file refused at once"
+	ktap_test_pass "--trace: none without a trip, a hangup ending the run; an unwritable file refused at once"
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out"); exit $rc2 after $took s: $(cat "$tmp/out2")"
-	ktap_test_fail "--trace: none without a trip; an unwritable file refused at once"
+	ktap_test_fail "--trace: none without a trip, a hangup ending the run; an unwritable file refused at once"
 fi
 
 rtlat run --user --period 5000 --duration 20s --threshold user=1 -q >"$tmp/out" 2>&1

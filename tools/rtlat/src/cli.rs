@@ -207,7 +207,7 @@ pub struct Common {
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "rtlat_trace.txt")]
     pub trace: Option<PathBuf>,
     /// --trace's buffer per CPU, in KiB.
-    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(64..=1048576))]
+    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=1048576))]
     pub trace_buffer_size: u32,
     /// Warm up first for this long (e.g. 5 or 5s): a session of its own, without thresholds,
     /// whose records and statistics are discarded; --duration is then measured after it.

@@ -94,6 +94,11 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         }
     }
     sched::pin_to_set(&hk_cpus)?;
+    // --trace: the run's own instance, set up before any measuring.
+    let trace = match (trace_file, &plan.trace) {
+        (Some(f), Some((_, kb))) => Some(f.prepare(&cpus, *kb)?),
+        _ => None,
+    };
     let mut housekeeping = report::Housekeeping {
         // As the kernel applied it.
         cpus: sysinfo::format_cpu_list(&sched::affinity()),
@@ -122,16 +127,15 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         // statistics and ring counters, and the thresholds armed.
         dev.configure(&plan.device, &phases.measured.config, &plan.cpus)?;
     }
-    // --trace: the run's own trace, from just before the measured session.
-    if trace_file.is_some() && plan.thresholds.is_empty() {
-        eprintln!(
-            "rtlat: WARNING: --trace keeps the trace of a threshold trip, and there is no threshold (-T): none will be saved"
-        );
+    // --trace: from just before the measured session.
+    if let Some(t) = &trace {
+        if plan.thresholds.is_empty() {
+            eprintln!(
+                "rtlat: WARNING: --trace keeps the trace of a threshold trip, and there is no threshold (-T): none will be saved"
+            );
+        }
+        t.begin()?;
     }
-    let trace = match (trace_file, &plan.trace) {
-        (Some(f), Some((_, kb))) => Some(f.start(&cpus, *kb)?),
-        _ => None,
-    };
     let ended = run.session(&phases.measured, raw)?;
     let mut failed = Vec::new();
     match trace {
@@ -139,7 +143,10 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
             Ok(line) => eprintln!("rtlat: {line}"),
             Err(e) => failed.push(e),
         },
-        Some(_) => eprintln!("rtlat: trace: no threshold trip, none saved"),
+        Some(t) => {
+            drop(t);
+            eprintln!("rtlat: trace: no threshold trip, none saved");
+        }
         None => {}
     }
     housekeeping.reader_ran_on =

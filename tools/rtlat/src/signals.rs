@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Ctrl-C and SIGTERM: they end the session cleanly (the summary is printed,
-//! the JSON and SVG written) instead of killing the tool. SIGUSR1, as with
-//! cyclictest: the current summary on stderr, and the run goes on. SIGHUP,
-//! for `rtlat monitor` only (it asks for it): reopen the files it appends
-//! to, as after a log rotation.
+//! Ctrl-C, SIGTERM and SIGHUP (a terminal gone): they end the session
+//! cleanly (the summary is printed, the JSON and SVG written, a `--trace`
+//! instance removed) instead of killing the tool. SIGUSR1, as with
+//! cyclictest: the current summary on stderr, and the run goes on. SIGHUP
+//! for `rtlat monitor` (it asks for it): reopen the files it appends to, as
+//! after a log rotation.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static STATUS: AtomicBool = AtomicBool::new(false);
 static REOPEN: AtomicBool = AtomicBool::new(false);
+/// SIGHUP asks for the files to be reopened rather than for the end.
+static HUP_REOPENS: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(sig: libc::c_int) {
     if sig == libc::SIGUSR1 {
         STATUS.store(true, Ordering::SeqCst);
-    } else if sig == libc::SIGHUP {
+    } else if sig == libc::SIGHUP && HUP_REOPENS.load(Ordering::SeqCst) {
         REOPEN.store(true, Ordering::SeqCst);
     } else {
         INTERRUPTED.store(true, Ordering::SeqCst);
@@ -43,9 +46,9 @@ pub fn catch_status() {
     catch(libc::SIGUSR1);
 }
 
-/// Catches SIGINT, SIGTERM and SIGUSR1 from now on.
+/// Catches SIGINT, SIGTERM, SIGHUP and SIGUSR1 from now on.
 pub fn install() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGUSR1] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1] {
         catch(sig);
     }
 }
@@ -53,6 +56,7 @@ pub fn install() {
 /// Catches SIGHUP too (see [`reopen_requested`]): for a command that
 /// appends to files, where it would otherwise end the process.
 pub fn install_reopen() {
+    HUP_REOPENS.store(true, Ordering::SeqCst);
     catch(libc::SIGHUP);
 }
 
@@ -66,7 +70,7 @@ pub fn reopen_requested() -> bool {
     REOPEN.swap(false, Ordering::SeqCst)
 }
 
-/// True once SIGINT or SIGTERM arrived.
+/// True once SIGINT, SIGTERM or (unless it reopens) SIGHUP arrived.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }

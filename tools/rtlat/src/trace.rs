@@ -10,11 +10,16 @@
 //! threshold trip, tracing stops (within the tool's 0.1 s status poll: the
 //! buffer keeps what came before) and the trace is saved to the file, as
 //! `rtla timerlat -t` saves its own. A run that does not trip saves
-//! nothing. The instance is removed in every case.
+//! nothing. The instance is made and set up before the warm-up (a refusal
+//! costs no measuring), and removed at the end, on an error, on SIGINT,
+//! SIGTERM or SIGHUP (the run ends cleanly) and on a panic; not on
+//! SIGKILL.
 
 use std::{
-    fs,
+    fs::{self, File},
+    io::{BufRead, BufReader, BufWriter, Write},
     path::{Path, PathBuf},
+    sync::{Mutex, Once},
 };
 
 use crate::files::Output;
@@ -54,12 +59,36 @@ fn cpumask(cpus: &[u32]) -> String {
         .join(",")
 }
 
-/// The run's trace instance, tracing.
+/// The instance this process made, while it exists: removed by the panic
+/// hook too (the tool aborts on a panic, and no drop runs then).
+static LIVE: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Stops tracing in the instance `dir` and removes it.
+fn remove(dir: &Path) {
+    let _ = fs::write(dir.join("tracing_on"), "0");
+    let _ = fs::remove_dir(dir);
+}
+
+/// Removes the live instance on a panic, then panics as before.
+fn hook_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if let Some(dir) = LIVE.lock().ok().and_then(|mut l| l.take()) {
+                remove(&dir);
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// The run's trace instance, made and set up, tracing once begun.
 ///
 /// # Invariants
 ///
-/// `dir` is an instance this process made; it is removed on drop. `out`
-/// is `Some` until the trace is saved.
+/// `dir` is an instance this process made, named in [`LIVE`]; it is
+/// removed on drop. `out` is `Some` until the trace is saved.
 pub struct Trace {
     dir: PathBuf,
     path: PathBuf,
@@ -72,8 +101,9 @@ fn set(dir: &Path, name: &str, value: &str) -> Result<(), String> {
     fs::write(dir.join(name), value).map_err(|e| format!("--trace: {}/{name}: {e}", dir.display()))
 }
 
-/// The `--trace` file, created when the run starts (or the run is
-/// refused), and tracefs found.
+/// The `--trace` file, created when the run starts (a hidden temporary
+/// file beside it until a trace is saved, or the run is refused), and
+/// tracefs found.
 pub struct TraceFile {
     root: &'static Path,
     path: PathBuf,
@@ -93,14 +123,24 @@ impl TraceFile {
         })
     }
 
-    /// Makes the instance for `cpus` with `buffer_kb` KiB per CPU and
-    /// starts tracing.
-    pub fn start(self, cpus: &[u32], buffer_kb: u32) -> Result<Trace, String> {
+    /// Makes the instance for `cpus` with `buffer_kb` KiB per CPU, set up
+    /// but not tracing yet ([`Trace::begin`]).
+    pub fn prepare(self, cpus: &[u32], buffer_kb: u32) -> Result<Trace, String> {
         let dir = self
             .root
             .join("instances")
             .join(format!("rtlat-{}", std::process::id()));
-        fs::create_dir(&dir).map_err(|e| format!("--trace: {}: {e}", dir.display()))?;
+        hook_panics();
+        fs::create_dir(&dir).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => format!(
+                "--trace: {}: exists (an rtlat of this pid that was killed left it? rmdir it)",
+                dir.display()
+            ),
+            _ => format!("--trace: {}: {e}", dir.display()),
+        })?;
+        if let Ok(mut l) = LIVE.lock() {
+            *l = Some(dir.clone());
+        }
         let t = Trace {
             dir,
             path: self.path,
@@ -113,33 +153,48 @@ impl TraceFile {
         for e in EVENTS {
             set(&t.dir, &format!("events/{e}/enable"), "1")?;
         }
-        set(&t.dir, "tracing_on", "1")?;
         Ok(t)
     }
 }
 
 impl Trace {
-    /// Stops tracing and saves the trace to the file; says so (`trace:
+    /// Starts tracing.
+    pub fn begin(&self) -> Result<(), String> {
+        set(&self.dir, "tracing_on", "1")
+    }
+
+    /// Stops tracing and copies the trace to the file; says so (`trace:
     /// FILE, N events`). The instance goes with `self`.
     pub fn save(mut self) -> Result<String, String> {
         set(&self.dir, "tracing_on", "0")?;
-        let text = fs::read(self.dir.join("trace"))
-            .map_err(|e| format!("--trace: {}/trace: {e}", self.dir.display()))?;
-        let events = text
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty() && l[0] != b'#')
-            .count();
-        if let Some(out) = self.out.take() {
-            out.write(&text)?;
+        let out = self.out.take().ok_or("--trace: saved already")?;
+        let src = self.dir.join("trace");
+        let fail = |e: std::io::Error| format!("--trace: {}: {e}", self.path.display());
+        let mut r = BufReader::new(
+            File::open(&src).map_err(|e| format!("--trace: {}: {e}", src.display()))?,
+        );
+        let mut w = BufWriter::new(File::create(out.tmp()).map_err(fail)?);
+        let (mut line, mut events) = (Vec::new(), 0u64);
+        while r.read_until(b'\n', &mut line).map_err(fail)? > 0 {
+            if line.first().is_some_and(|&c| c != b'#' && c != b'\n') {
+                events += 1;
+            }
+            w.write_all(&line).map_err(fail)?;
+            line.clear();
         }
+        w.flush().map_err(fail)?;
+        drop(w);
+        out.commit()?;
         Ok(format!("trace: {}, {events} events", self.path.display()))
     }
 }
 
 impl Drop for Trace {
     fn drop(&mut self) {
-        let _ = fs::write(self.dir.join("tracing_on"), "0");
-        let _ = fs::remove_dir(&self.dir);
+        remove(&self.dir);
+        if let Ok(mut l) = LIVE.lock() {
+            *l = None;
+        }
     }
 }
 

@@ -145,8 +145,9 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
         &cpus,
     );
     sched::pin_to_set(&hk)?;
-    signals::install();
+    // (SIGHUP reopens the files before it is caught at all.)
     signals::install_reopen();
+    signals::install();
 
     let published = listener.map(|l| {
         let p = Arc::new(Published::default());
