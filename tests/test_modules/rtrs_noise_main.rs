@@ -233,8 +233,9 @@ extern "C" {
 ///
 /// `data` points to an [`Injector`] valid until this returns.
 unsafe extern "C" fn softirq_injection(data: *const c_void) {
-    // SAFETY: `Injector::run` passes its `Injector` to
-    // `rtrs_noise_softirq`, which returns only after this has run.
+    // SAFETY: `data` is the module's `Injector`, which `Noise` keeps until
+    // its drop has stopped the thread (no tasklet is scheduled after) and
+    // `rtrs_noise_softirq_kill` has waited for the last one to run.
     let this = unsafe { &*data.cast::<Injector>() };
     let _preempt_off = PreemptGuard::new();
     this.done(spin(this.dur.as_nanos()));
@@ -267,8 +268,9 @@ impl RtThreadFn for Injector {
                     spin(ns)
                 }
                 Kind::Softirq => {
-                    // SAFETY: `this` outlives the call, which returns once
-                    // the tasklet has run (and recorded its window).
+                    // SAFETY: `this` lives until the tasklet has run its
+                    // last (see `softirq_injection`), which records its
+                    // window itself.
                     unsafe {
                         rtrs_noise_softirq(softirq_injection, core::ptr::from_ref(this).cast())
                     };
@@ -376,7 +378,8 @@ impl Drop for Noise {
         // Stops the thread, which cancels the timer.
         self.thread = None;
         // SAFETY: called from process context; the thread that scheduled
-        // the tasklet is gone, so it is not scheduled again.
+        // the tasklet is gone, so it is not scheduled again, and the
+        // injector it reaches is dropped only after this waited for it.
         unsafe { rtrs_noise_softirq_kill() };
         let inj = &self.injector;
         let n = inj.count.load(Relaxed);

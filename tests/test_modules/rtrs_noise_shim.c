@@ -23,10 +23,13 @@ static DECLARE_TASKLET(rtrs_noise_tasklet, rtrs_noise_tasklet_fn);
 
 /*
  * rtrs_noise_softirq - call fn(data) once as a HI_SOFTIRQ tasklet on this
- * CPU, done when this returns: raised with bottom halves disabled, it runs
- * as they are enabled again, in the caller's context (a softirq on
- * PREEMPT_RT too, between softirq_entry and softirq_exit). The caller is a
- * task pinned to its CPU, the only one that schedules the tasklet.
+ * CPU: raised with bottom halves disabled, it runs as they are enabled
+ * again, in the caller's context, between softirq_entry and softirq_exit.
+ * On PREEMPT_RT without PREEMPT_RT_NEEDS_BH_LOCK the caller may be
+ * preempted before that, and another task's bottom-half enable (ktimers,
+ * ksoftirqd) run it instead: it may still run after this returns. The
+ * caller is a task pinned to its CPU, the only one that schedules the
+ * tasklet; rtrs_noise_softirq_kill() waits for it.
  */
 void rtrs_noise_softirq(void (*fn)(const void *), const void *data)
 {
