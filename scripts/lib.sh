@@ -124,7 +124,8 @@ rust_src_dir() {
 # (~/.cargo/bin) first on PATH, the libclang bindgen loads, LLVM=-19 for a
 # kernel built with clang (every kernel scripts/build-kernel builds; with a
 # KDIR $1, as its .config says), the Rust standard library's source
-# scripts/setup fetched, and one cargo target directory for every checkout.
+# scripts/setup fetched, and one cargo target directory for every checkout
+# (claimed by the scripts that run cargo: cargo_env).
 toolchain_env() {
 	export PATH="$HOME/.cargo/bin:$PATH"
 	export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
@@ -133,6 +134,14 @@ toolchain_env() {
 	fi
 	[ -n "${RUST_LIB_SRC:-}" ] || export RUST_LIB_SRC=$(rust_src_dir)
 	export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$RTRS_CACHE/cargo-target}
+}
+
+# toolchain_env, for a script that builds this checkout's crates with cargo
+# (not for a module build: a DKMS tree building modules would otherwise
+# claim the target directory, and the next cargo build of the checkout
+# rebuild them all).
+cargo_env() {
+	toolchain_env "$@"
 	own_cargo_target
 }
 
