@@ -3792,7 +3792,7 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr, "usage: %s [-s SEED] [-n CALLS] [-t SECONDS] [-j THREADS] [-v]\n"
 		"  -s  seed (RTRS_FUZZ_SEED); default: from the clock, printed\n"
-		"  -n  calls to make (RTRS_FUZZ_CALLS); default 40000 on x86_64, 20000 else\n"
+		"  -n  calls to make (RTRS_FUZZ_CALLS); default 30000 on x86_64, 15000 else\n"
 		"  -t  wall-time cap in seconds (RTRS_FUZZ_SECONDS); default 300\n"
 		"  -j  threads (1..%d); default 8\n"
 		"  -F  CHECK: fake one failure of that check (RTRS_FUZZ_INJECT), to see it fail:\n"
@@ -3824,7 +3824,7 @@ int main(int argc, char **argv)
 	int c;
 
 	uname(&u);
-	opt.calls = strcmp(u.machine, "x86_64") ? 20000 : 40000;
+	opt.calls = strcmp(u.machine, "x86_64") ? 15000 : 30000;
 	opt.seconds = 300;
 	opt.threads = 8;
 	opt.seed = now_ns() ^ ((__u64)getpid() << 32);
