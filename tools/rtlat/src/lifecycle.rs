@@ -54,7 +54,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     let trace_file = plan
         .trace
         .as_ref()
-        .map(|(path, _)| TraceFile::create(path))
+        .map(|(path, kb)| TraceFile::create(path, *kb))
         .transpose()?;
 
     // Only when asked: hold the CPU DMA latency (and report it either way).
@@ -95,10 +95,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     }
     sched::pin_to_set(&hk_cpus)?;
     // --trace: the run's own instance, set up before any measuring.
-    let trace = match (trace_file, &plan.trace) {
-        (Some(f), Some((_, kb))) => Some(f.prepare(&cpus, *kb)?),
-        _ => None,
-    };
+    let trace = trace_file.map(|f| f.prepare(&cpus)).transpose()?;
     let mut housekeeping = report::Housekeeping {
         // As the kernel applied it.
         cpus: sysinfo::format_cpu_list(&sched::affinity()),

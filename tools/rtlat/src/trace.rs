@@ -108,11 +108,14 @@ pub struct TraceFile {
     root: &'static Path,
     path: PathBuf,
     out: Output,
+    /// The buffer per CPU, KiB.
+    buffer_kb: u32,
 }
 
 impl TraceFile {
-    /// Creates `path`'s file, empty until a trip's trace is saved.
-    pub fn create(path: &Path) -> Result<Self, String> {
+    /// Creates `path`'s file, empty until a trip's trace is saved; the
+    /// instance will have `buffer_kb` KiB per CPU.
+    pub fn create(path: &Path, buffer_kb: u32) -> Result<Self, String> {
         let root = tracefs().ok_or(
             "--trace: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)",
         )?;
@@ -120,12 +123,13 @@ impl TraceFile {
             root,
             path: path.to_path_buf(),
             out: Output::create(path)?,
+            buffer_kb,
         })
     }
 
-    /// Makes the instance for `cpus` with `buffer_kb` KiB per CPU, set up
-    /// but not tracing yet ([`Trace::begin`]).
-    pub fn prepare(self, cpus: &[u32], buffer_kb: u32) -> Result<Trace, String> {
+    /// Makes the instance for `cpus`, set up but not tracing yet
+    /// ([`Trace::begin`]).
+    pub fn prepare(self, cpus: &[u32]) -> Result<Trace, String> {
         let dir = self
             .root
             .join("instances")
@@ -148,7 +152,7 @@ impl TraceFile {
         };
         set(&t.dir, "tracing_on", "0")?;
         set(&t.dir, "trace_clock", "mono")?;
-        set(&t.dir, "buffer_size_kb", &buffer_kb.to_string())?;
+        set(&t.dir, "buffer_size_kb", &self.buffer_kb.to_string())?;
         set(&t.dir, "tracing_cpumask", &cpumask(cpus))?;
         for e in EVENTS {
             set(&t.dir, &format!("events/{e}/enable"), "1")?;
