@@ -1214,6 +1214,39 @@ TEST_F(dev, attach_keeps_the_session)
 }
 
 /*
+ * Reads of one record each take the CPUs' rings in turn: a reader of small
+ * buffers does not always begin at the first CPU, whose ring refills every
+ * period, while the later CPUs' rings fill and drop.
+ */
+TEST_F(dev, small_reads_take_the_rings_in_turn)
+{
+	struct rtlat_config c;
+	struct rtlat_record r;
+	struct rtlat_stats st;
+	int ncpu = cpus_online(), cpu, i, tries;
+
+	if (ncpu < 2)
+		SKIP(return, "one CPU online: one ring");
+	default_config(&c);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	/* Every ring holds at least two records (at most 10 s of waiting). */
+	for (cpu = 0, tries = 0; cpu < ncpu && tries < 1000; tries++) {
+		ASSERT_EQ(0, stats(self->fd, cpu, RTLAT_STAGE_THREAD, &st, NULL, 0));
+		if (st.count >= 2)
+			cpu++;
+		else
+			sleep_ms(10);
+	}
+	ASSERT_EQ(ncpu, cpu) TH_LOG("cpu %d has fewer than two records", cpu);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	for (i = 0; i < 2 * ncpu; i++) {
+		ASSERT_EQ((ssize_t)sizeof(r), read(self->fd, &r, sizeof(r)));
+		ASSERT_EQ((unsigned int)(i % ncpu), r.cpu) TH_LOG("read %d", i);
+	}
+}
+
+/*
  * A read() whose buffer ends in an unmapped page: the record whose copy
  * faults stays queued. Every record produced reaches user space or is
  * counted as dropped.

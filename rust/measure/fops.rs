@@ -345,12 +345,12 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
         let n = {
             // A second reader of the same file waits here only while the
             // first takes records, never while it sleeps for more.
-            let _serial = if nonblock {
+            let mut next = if nonblock {
                 out.read_lock.try_lock(ctx).ok_or(EAGAIN)?
             } else {
                 out.read_lock.lock(ctx)
             };
-            fill(ctx, &*session, out, &mut woken, iov)?
+            fill(ctx, &*session, out, &mut next, &mut woken, iov)?
         };
         if n > 0 {
             return Ok(n);
@@ -375,32 +375,41 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
 const READ_BATCH: usize = 16;
 
 /// Moves whole records from the rings to `iov`, round robin over the
-/// channels, each ring's share of the room on a pass (at least one record,
-/// at most [`READ_BATCH`]) at a time; the byte count. A
+/// channels from `next` on, each ring's share of the room on a pass (at
+/// least one record, at most [`READ_BATCH`]) at a time; the byte count.
+/// `next` is left at the ring after the last one served: the next call goes
+/// on from there, so reads smaller than one record per ring do not always
+/// serve the first rings while the last ones fill and drop. A
 /// batch whose copy faults leaves the records that did not arrive whole in
 /// their ring (neither delivered nor dropped): `EFAULT` if nothing arrived.
 ///
-/// The caller holds `out.read_lock`.
+/// The caller holds `out.read_lock`, whose value `next` is.
 fn fill<S: Source>(
     ctx: &Sleepable,
     session: &S,
     out: &Output,
+    next: &mut usize,
     woken: &mut bool,
     iov: &mut IovIterDest<'_>,
 ) -> Result<usize> {
     let mut n = 0;
     let mut buf = [[0u8; uapi::RECORD_SIZE]; READ_BATCH];
-    let rings = out.chans.len().max(1);
+    let rings = out.chans.len();
+    if rings == 0 {
+        return Ok(0);
+    }
     while iov.len() >= uapi::RECORD_SIZE {
         let mut any = false;
         // A fair share for each ring on this pass: the first CPUs' rings
         // do not fill a reader's buffer while the others' wait and drop.
         let share = (iov.len() / uapi::RECORD_SIZE / rings).clamp(1, READ_BATCH);
-        for chan in out.chans.iter() {
+        for _ in 0..rings {
             let room = (iov.len() / uapi::RECORD_SIZE).min(share);
             if room == 0 {
                 break;
             }
+            let chan = &out.chans[*next % rings];
+            *next = (*next + 1) % rings;
             // The first record after a wake-up is stamped (the reader's
             // wake-up, on its way to user space).
             let mut first = None;

@@ -87,9 +87,10 @@ pub(crate) struct Output {
     /// The device's readers (they outlive the session).
     pub(super) readers: Arc<Readers>,
     /// Serialises `read()` callers while they take records (the rings have a
-    /// single consumer); never held while a reader sleeps for records.
+    /// single consumer); never held while a reader sleeps for records. It
+    /// holds the channel the next read serves first.
     #[pin]
-    pub(super) read_lock: TaskMutex<()>,
+    pub(super) read_lock: TaskMutex<usize>,
     /// Written to the trace buffer when a threshold trips.
     trip_marker: &'static CStr,
     /// Wake the readers for every record (a device that measures the user
@@ -116,7 +117,7 @@ impl Output {
             started_ns: Atomic::new(0),
             finished: Atomic::new(false),
             readers,
-            read_lock <- crate::new_task_mutex!(()),
+            read_lock <- crate::new_task_mutex!(0),
             trip_marker,
             wake_each,
             last_wake: Atomic::new(0),
