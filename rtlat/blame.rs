@@ -145,8 +145,9 @@ impl Blame {
     /// Explains `rec` into `tally`, its CPU's, if its thread latency
     /// reaches the threshold. Called by the task that measured it, just
     /// after, on its CPU (else nothing is explained: its CPU's timeline is
-    /// out of reach); `stack` is what its hard IRQ interrupted. Sleeps (the
-    /// tally's lock).
+    /// out of reach); that task's own time is named the measurement's
+    /// ([`Kind::Measure`]); `stack` is what its hard IRQ interrupted. Sleeps
+    /// (the tally's lock).
     pub(crate) fn note(
         &self,
         ctx: &Sleepable,
@@ -168,6 +169,8 @@ impl Blame {
             })
         });
         if let Some(mut a) = a {
+            // (The caller measured it: its own time is the measurement's.)
+            a.measured_by(kernel::current!().pid() as u64);
             a.stack = stack;
             a.stack_n = stack_n;
             tally.lock(ctx).add(&a);

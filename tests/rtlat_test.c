@@ -620,6 +620,7 @@ TEST_F(dev, blame)
 	__u64 sum = 0, irq, thread;
 	__s64 prev;
 	unsigned int i, k, mine = 0;
+	int kpid;
 
 	/* No session; a session that did not ask. */
 	ASSERT_EQ(-1, blame(self->fd, 0, &b));
@@ -643,6 +644,8 @@ TEST_F(dev, blame)
 	ASSERT_EQ(0, b.explained);
 	ASSERT_EQ(0, b.has_worst);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	kpid = kthread_pid(0);
+	ASSERT_LT(0, kpid) TH_LOG("no rtlat/0 kernel thread");
 	sleep_ms(300);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
 	ASSERT_EQ(0, stats(self->fd, 0, RTLAT_STAGE_THREAD, &st, NULL, 0));
@@ -659,10 +662,15 @@ TEST_F(dev, blame)
 		sum += b.culprits[i].ns;
 		if (i)
 			ASSERT_GE(b.culprits[i - 1].ns, b.culprits[i].ns);
-		/* The measuring thread's own wake-up is a part of each. */
-		if (b.culprits[i].kind == RTLAT_BLAME_TASK &&
-		    !strcmp(b.culprits[i].name, "rtlat/0"))
+		/* The measuring thread's own wake-up is a part of each: the
+		 * measurement's, not a task's among the causes. */
+		if (b.culprits[i].kind == RTLAT_BLAME_MEASURE) {
+			ASSERT_STREQ("rtlat/0", b.culprits[i].name);
+			ASSERT_EQ((__u64)kpid, b.culprits[i].id);
 			mine = b.culprits[i].count;
+		}
+		ASSERT_FALSE(b.culprits[i].kind == RTLAT_BLAME_TASK &&
+			     !strcmp(b.culprits[i].name, "rtlat/0"));
 	}
 	ASSERT_EQ(b.late_ns, sum + b.other_ns);
 	ASSERT_LT(0, mine);

@@ -190,6 +190,11 @@ enum rtlat_blame_kind {
 	RTLAT_BLAME_IRQ = 2,		/* id: IRQ number; name: its handler's */
 	RTLAT_BLAME_SOFTIRQ = 3,	/* id: vector (HI = 0 ... RCU = 9) */
 	RTLAT_BLAME_TIMER = 4,		/* id: hrtimer; aux, name: its callback */
+	RTLAT_BLAME_MEASURE = 5,	/* id: pid of the task that measured
+					 * (kernel thread or user waiter): its
+					 * own time, from its switch-in to its
+					 * clock read, or work of its that kept
+					 * the interrupt out */
 };
 
 #define RTLAT_BLAME_NAME_LEN	48

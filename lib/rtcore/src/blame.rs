@@ -63,6 +63,11 @@ pub enum Kind {
     /// An hrtimer callback (`id`: the timer's address; `aux`: the
     /// callback's, for the name).
     Timer = 4,
+    /// The task that measured the activation (`id`: its pid), in its own
+    /// latency: its way from being switched in to its clock read, or its
+    /// earlier work that kept the interrupt out. The measurement's own
+    /// cost, not a cause on the CPU ([`Analysis::measured_by`]).
+    Measure = 5,
 }
 
 impl Kind {
@@ -74,6 +79,7 @@ impl Kind {
             2 => Some(Self::HardIrq),
             3 => Some(Self::Softirq),
             4 => Some(Self::Timer),
+            5 => Some(Self::Measure),
             _ => None,
         }
     }
@@ -86,6 +92,7 @@ impl Kind {
             Self::HardIrq => "irq",
             Self::Softirq => "softirq",
             Self::Timer => "timer",
+            Self::Measure => "measure",
         }
     }
 }
@@ -588,6 +595,20 @@ impl Analysis {
         a.irq_ex = t.explain(expected, irq_at, &mut a.irq);
         a.thread_ex = t.explain(irq_at, expected + thread_ns, &mut a.thread);
         a
+    }
+
+    /// Names the time of task `pid`, the one that measured the activation,
+    /// [`Kind::Measure`]: what the measurement itself took is not ranked
+    /// with the causes a user should chase.
+    pub fn measured_by(&mut self, pid: u64) {
+        let parts = self.irq[..self.irq_ex.n]
+            .iter_mut()
+            .chain(self.thread[..self.thread_ex.n].iter_mut());
+        for sh in parts {
+            if sh.source.kind == Kind::Task && sh.source.id == pid {
+                sh.source.kind = Kind::Measure;
+            }
+        }
     }
 
     /// Both parts' shares, the interrupt's first.
@@ -1143,6 +1164,37 @@ mod tests {
         assert_eq!((r[0].ns, r[0].count, r[0].worst_ns), (19008, 1, 19008));
         assert_eq!(r[1].source.name_bytes(), b"hog");
         assert_eq!(tally.worst(), &[a]);
+    }
+
+    #[test]
+    fn the_measuring_task_is_the_measurement() {
+        let mut t = Tracker::<64>::new();
+        t.event(0, Event::Switch(fifo(7, "rtlat/1", 95)));
+        // Its earlier work keeps the interrupt out, then a task runs
+        // first, then it is switched in and reads its clock.
+        t.event(1_000, Event::Switch(task(42, "noise/1")));
+        t.event(1_500, Event::Enter(irq(25, "virtio0")));
+        t.event(1_600, Event::Exit(Kind::HardIrq, 25));
+        t.event(5_000, Event::Switch(fifo(7, "rtlat/1", 95)));
+        let mut a = Analysis::explain(&t, 1, 800, 800, 5_300);
+        a.measured_by(7);
+        let by = |k: Kind| -> u64 { a.shares().filter(|s| s.source.kind == k).map(|s| s.ns).sum() };
+        // Its own: 800..1000 before the interrupt, 5000..6100 after it;
+        // the task's: 1000..1500 and 1600..5000.
+        assert_eq!(by(Kind::Measure), 200 + 1_100);
+        assert_eq!(by(Kind::Task), 500 + 3_400);
+        assert_eq!(by(Kind::HardIrq), 100);
+        assert!(a.shares().all(|s| s.source.kind != Kind::Measure || s.source.id == 7));
+        // Another task's pid names nothing.
+        let mut b = Analysis::explain(&t, 1, 800, 800, 5_300);
+        b.measured_by(8);
+        assert_eq!(b.shares().filter(|s| s.source.kind == Kind::Measure).count(), 0);
+        let mut tally = Tally::new();
+        tally.add(&a);
+        assert_eq!(tally.ranked()[0].source.kind, Kind::Task);
+        assert!(tally.culprits[..tally.n]
+            .iter()
+            .any(|c| c.source.kind == Kind::Measure && c.ns == 1_300));
     }
 
     #[test]

@@ -196,6 +196,7 @@ impl SourceJson {
             ),
             "irq" => format!("irq {} {}", self.id, self.name),
             "softirq" => format!("softirq {}", self.name),
+            "measure" => format!("measurement itself ({} [{}])", self.name, self.id),
             "timer" if self.name.is_empty() || self.name == "?" => "timer (unnamed)".into(),
             // A Rust callback's symbol is mangled, and cut: its module
             // says more than its first bytes.
@@ -227,7 +228,7 @@ pub fn text(cpu: u32, b: &BlameReport, threshold_us: u32, unit: Unit) -> String 
         "share", "total", "count", "worst"
     );
     let share = |ns: u64| 100.0 * ns as f64 / b.late_ns.max(1) as f64;
-    for c in &b.culprits {
+    let row = |s: &mut String, c: &Culprit| {
         let _ = writeln!(
             s,
             "  {:>5.1}%  {:>9} {u}  {:>6}  {:>9} {u}  {}",
@@ -237,6 +238,12 @@ pub fn text(cpu: u32, b: &BlameReport, threshold_us: u32, unit: Unit) -> String 
             unit.v(c.worst_ns),
             c.source.label()
         );
+    };
+    // The causes, ranked; the measurement's own time after them.
+    let (own, causes): (Vec<&Culprit>, Vec<&Culprit>) =
+        b.culprits.iter().partition(|c| c.source.kind == "measure");
+    for c in causes {
+        row(&mut s, c);
     }
     if b.other_ns > 0 {
         let _ = writeln!(
@@ -247,6 +254,9 @@ pub fn text(cpu: u32, b: &BlameReport, threshold_us: u32, unit: Unit) -> String 
             "",
             ""
         );
+    }
+    for c in own {
+        row(&mut s, c);
     }
     if let Some(w) = &b.worst {
         s.push_str(&analysis(cpu, w, unit));
@@ -401,5 +411,25 @@ pub(crate) mod tests {
             ),
             "{t}"
         );
+    }
+    #[test]
+    fn the_measurement_is_listed_after_the_causes() {
+        // The measuring thread (pid 7) takes most of the latency: its own
+        // time, not the first cause.
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(Source::task(42, b"noise/1", 0, 0)));
+        t.event(2_000, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
+        let mut a = Analysis::explain(&t, 3, 1_000, 100, 9_000);
+        a.measured_by(7);
+        let mut tally = Tally::new();
+        tally.add(&a);
+        let b = uapi::Blame::from_tally(uapi::BlameRequest::new(1, 0), &tally, |_, _| {}, |_, _| {});
+        let r = BlameReport::from_uapi(&b, &[]);
+        assert_eq!(r.culprits[0].source.kind, "measure");
+        let t = text(1, &r, 5, Unit { ns: true });
+        let rows: Vec<&str> = t.lines().skip(2).take(2).collect();
+        assert!(rows[0].contains("task noise/1 [42]"), "{t}");
+        assert!(rows[1].ends_with("measurement itself (rtlat/1 [7])"), "{t}");
+        assert!(rows[1].trim_start().starts_with("88.9%"), "{t}");
     }
 }
