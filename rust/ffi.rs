@@ -70,6 +70,7 @@ extern "C" {
     pub(crate) fn rtrs_trace_puts(s: *const c_char);
     pub(crate) fn rtrs_current_pinned_cpu() -> c_int;
     pub(crate) fn rtrs_capable_rt() -> bool;
+    pub(crate) fn rtrs_capable_perfmon() -> bool;
     pub(crate) fn rtrs_smp_mb();
     pub(crate) fn rtrs_local_lock_init(lock: *mut c_void, name: *const c_char, key: *mut c_void);
     pub(crate) fn rtrs_local_lock(lock: *mut c_void);

@@ -250,6 +250,13 @@ bool rtrs_capable_rt(void)
 	return capable(CAP_SYS_NICE) && capable(CAP_SYS_ADMIN);
 }
 
+/* perfmon_capable(): may see what other tasks ran, as perf asks for it
+ * (CAP_PERFMON or CAP_SYS_ADMIN). */
+bool rtrs_capable_perfmon(void)
+{
+	return perfmon_capable();
+}
+
 /* smp_mb(): the same in every kernel version (the Rust binding changed in 7.3). */
 void rtrs_smp_mb(void)
 {

@@ -52,6 +52,7 @@ bool rtrs_current_is_idle(void);
 void rtrs_trace_puts(const char *s);
 int rtrs_current_pinned_cpu(void);
 bool rtrs_capable_rt(void);
+bool rtrs_capable_perfmon(void);
 void rtrs_smp_mb(void);
 int rtrs_file_setup(struct file *f,
 		    __poll_t (*poll)(struct file *, struct poll_table_struct *));

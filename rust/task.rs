@@ -34,3 +34,11 @@ pub(crate) fn capable_rt() -> bool {
     // SAFETY: Checks the current credentials; no precondition.
     unsafe { ffi::rtrs_capable_rt() }
 }
+
+/// True if the caller may see what other tasks ran, their PIDs and names
+/// (`CAP_PERFMON` or `CAP_SYS_ADMIN`: what perf asks for the same facts).
+#[inline]
+pub(crate) fn capable_perfmon() -> bool {
+    // SAFETY: Checks the current credentials; no precondition.
+    unsafe { ffi::rtrs_capable_perfmon() }
+}

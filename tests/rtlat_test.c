@@ -287,6 +287,7 @@ TEST_F(dev, lifecycle_errors)
 
 TEST(not_root)
 {
+	static struct rtlat_blame b;
 	struct rtlat_config c;
 	int fd, st;
 	pid_t pid;
@@ -295,6 +296,15 @@ TEST(not_root)
 		SKIP(return, "needs root and the module");
 	fd = open_dev(0);
 	ASSERT_LE(0, fd);
+	/* A session that explains, for BLAME below. */
+	default_config(&c);
+	c.cpus[0] = 1;
+	c.flags = RTLAT_CFG_BLAME;
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	memset(&b, 0, sizeof(b));
+	b.size = sizeof(b);
+	b.version = RTLAT_VERSION;
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_BLAME, &b));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -304,6 +314,12 @@ TEST(not_root)
 		/* Even with an inherited fd, configuring needs privileges. */
 		if (ioctl(fd, RTLAT_IOC_CONFIG, &c) == 0 || errno != EPERM)
 			_exit(1);
+		/* Nor START, nor BLAME: its answer names other tasks (what
+		 * perf asks CAP_PERFMON for). */
+		if (ioctl(fd, RTLAT_IOC_START) == 0 || errno != EPERM)
+			_exit(4);
+		if (ioctl(fd, RTLAT_IOC_BLAME, &b) == 0 || errno != EPERM)
+			_exit(5);
 		/* And the node itself is root-only. */
 		if (open(DEV, O_RDWR) >= 0 || errno != EACCES)
 			_exit(3);

@@ -515,8 +515,10 @@ static int errno_allowed(struct thr *t, int e)
 		 * the sets in full too short; ENOMEM: those sets' memory. */
 		return e == EFAULT || e == EINVAL || e == EOVERFLOW || e == ENOMEM;
 	case K_STATS:
-	case K_BLAME:
 		return e == EINVAL || e == EFAULT || e == ENOMEM;
+	case K_BLAME:
+		/* EPERM: the answer names other tasks (CAP_PERFMON). */
+		return e == EINVAL || e == EFAULT || e == ENOMEM || (e == EPERM && !t->priv);
 	case K_USER_WAIT:
 		/* rtedu.h: "RTLAT_IOC_USER_WAIT is ENOTTY". */
 		if (edu)
@@ -1656,7 +1658,9 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 		 in.cpu, in.rank, bp_name[bp]);
 	cbegin(t, K_BLAME, d, i, HANG_S, 1, "%s", desc);
 	ret = cend(t, ioctl(fd, RTLAT_IOC_BLAME, p));
-	if (bp_faults(bp, 1)) {
+	if (!t->priv) {
+		expect_err(t, ret, EPERM, "it is not privileged (CAP_PERFMON)");
+	} else if (bp_faults(bp, 1)) {
 		expect_err(t, ret, 0, "its pointer is bad");
 	} else if (bp != BP_RO) {
 		if (!hdr_ok)

@@ -290,7 +290,13 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             ioctl_status(ctx, lock, id, cmd, arg)
         }
         ioc::STATS => ioctl_stats(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?.output(), arg),
-        ioc::BLAME => ioctl_blame(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?, arg),
+        ioc::BLAME => {
+            // The answer names other tasks and what they ran.
+            if !task::capable_perfmon() {
+                return Err(EPERM);
+            }
+            ioctl_blame(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?, arg)
+        }
         ioc::USER_WAIT if !S::USER_WAIT => Err(ENOTTY),
         ioc::USER_WAIT => {
             let rec = session(ctx, lock).ok_or(EINVAL)?.user_wait(ctx)?;

@@ -277,7 +277,8 @@ struct rtlat_blame {
  * file's read(), STATUS and STATS answer from it until the file closes. */
 #define RTLAT_IOC_ATTACH	_IO(RTLAT_IOC_MAGIC, 8)
 /* A session configured with RTLAT_CFG_BLAME (else EINVAL; a CPU not in it:
- * EINVAL): its late activations on one CPU, explained. */
+ * EINVAL): its late activations on one CPU, explained. It names other
+ * tasks: CAP_PERFMON or CAP_SYS_ADMIN (else EPERM). */
 #define RTLAT_IOC_BLAME		_IOWR(RTLAT_IOC_MAGIC, 9, struct rtlat_blame)
 
 #endif /* _UAPI_LINUX_RTLAT_H */
