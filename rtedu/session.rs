@@ -191,9 +191,9 @@ impl Source for EduSession {
         {
             return Err(EINVAL);
         }
-        measure::check_ring_budget(1, &config)?;
+        let ring = measure::ring_records(1, &config)?;
         let mut chans = KVec::new();
-        chans.push(Channel::new(0, &config)?, GFP_KERNEL)?;
+        chans.push(Channel::new(0, ring)?, GFP_KERNEL)?;
         Arc::pin_init(
             try_pin_init!(Self {
                 timer <- HrTimer::new(),

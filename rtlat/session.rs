@@ -652,13 +652,13 @@ impl Source for Session {
                 .map_err(measure::uapi_err)?;
         }
         pushed?;
-        measure::check_ring_budget(ids.len(), &config)?;
+        let ring = measure::ring_records(ids.len(), &config)?;
         let blame = Blame::new(&config)?;
         let mut cpus = KVec::with_capacity(ids.len(), GFP_KERNEL)?;
         let mut chans = KVec::with_capacity(ids.len(), GFP_KERNEL)?;
         for &cpu in ids.iter() {
             cpus.push(CpuState::new(cpu, chans.len(), &config)?, GFP_KERNEL)?;
-            chans.push(Channel::new(cpu, &config)?, GFP_KERNEL)?;
+            chans.push(Channel::new(cpu, ring)?, GFP_KERNEL)?;
         }
         Arc::pin_init(
             try_pin_init!(Self {

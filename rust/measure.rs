@@ -51,7 +51,7 @@ use super::uapi::UapiError;
 #[allow(unused_imports, reason = "shared layer: used by some modules only")]
 pub(crate) use self::{
     channel::{
-        check_ring_budget,
+        ring_records,
         Channel, //
     },
     fops::{

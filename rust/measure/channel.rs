@@ -39,13 +39,9 @@ pub(crate) struct Channel {
 }
 
 impl Channel {
-    /// A channel with a ring of `config.ring_records` records. Sleeps.
-    pub(crate) fn new(id: u32, config: &Config) -> Result<Self> {
-        let ring_records = if config.ring_records == 0 {
-            uapi::RING_DEFAULT
-        } else {
-            config.ring_records
-        };
+    /// A channel with a ring of `ring_records` records ([`ring_records`]).
+    /// Sleeps.
+    pub(crate) fn new(id: u32, ring_records: u32) -> Result<Self> {
         let mut stats = KVec::with_capacity(uapi::NR_STAGES, GFP_KERNEL)?;
         for _ in 0..uapi::NR_STAGES {
             stats.push(StageStats::new()?, GFP_KERNEL)?;
@@ -72,19 +68,9 @@ impl Channel {
     }
 }
 
-/// Refuses (`ENOMEM`) a session whose rings would take more than
-/// [`uapi::RING_TOTAL_MAX_BYTES`] over its `nr_chans` channels.
-pub(crate) fn check_ring_budget(nr_chans: usize, config: &Config) -> Result {
-    let per_chan = if config.ring_records == 0 {
-        uapi::RING_DEFAULT
-    } else {
-        config.ring_records
-    };
-    let total = (nr_chans as u64)
-        .saturating_mul(u64::from(per_chan))
-        .saturating_mul(uapi::RECORD_SIZE as u64);
-    if total > uapi::RING_TOTAL_MAX_BYTES {
-        return Err(ENOMEM);
-    }
-    Ok(())
+/// The records per ring of a session of `config` over `nr_chans` channels
+/// (the default shrinks past 256 CPUs to fit); `ENOMEM` if the rings asked
+/// for would take more than [`uapi::RING_TOTAL_MAX_BYTES`].
+pub(crate) fn ring_records(nr_chans: usize, config: &Config) -> Result<u32> {
+    config.ring_records_for(nr_chans).ok_or(ENOMEM)
 }

@@ -35,7 +35,8 @@ enum rtlat_stage {
 #define RTLAT_RING_DEFAULT	4096
 #define RTLAT_RING_MAX		(1U << 20)
 /* Largest total ring memory of one session (CPUs x ring_records x 64 bytes);
- * more is refused with ENOMEM. */
+ * more is refused with ENOMEM. The default (ring_records 0) is
+ * RTLAT_RING_DEFAULT per CPU, halved until the rings fit. */
 #define RTLAT_RING_TOTAL_MAX_BYTES	(64ULL << 20)
 
 #define RTLAT_CFG_TRACING_OFF	(1U << 0)	/* tracing_off() on threshold */

@@ -538,6 +538,30 @@ impl Config {
             s => self.stages & s.bit() != 0,
         }
     }
+
+    /// The records per ring of a session of `nr_chans` channels: the
+    /// `ring_records` asked for, or for 0 [`RING_DEFAULT`] halved until the
+    /// rings fit [`RING_TOTAL_MAX_BYTES`] (past 256 CPUs, so that the
+    /// default session is never refused); `None` if they do not fit.
+    pub fn ring_records_for(&self, nr_chans: usize) -> Option<u32> {
+        let fits = |n: u32| {
+            (nr_chans as u64)
+                .saturating_mul(u64::from(n))
+                .saturating_mul(RECORD_SIZE as u64)
+                <= RING_TOTAL_MAX_BYTES
+        };
+        if self.ring_records != 0 {
+            return fits(self.ring_records).then_some(self.ring_records);
+        }
+        let mut n = RING_DEFAULT;
+        while !fits(n) {
+            if n == 1 {
+                return None;
+            }
+            n /= 2;
+        }
+        Some(n)
+    }
 }
 
 /// `struct rtlat_record`: one timer activation, every stage.
@@ -1432,6 +1456,35 @@ mod tests {
         );
         assert_eq!(added, 0);
         assert_eq!(cpus(&c, &wide, 260, &all), Ok(vec![0, 259]));
+    }
+
+    #[test]
+    fn the_default_ring_fits_the_budget_past_256_cpus() {
+        let c = Config::default();
+        assert_eq!(c.ring_records_for(1), Some(RING_DEFAULT));
+        assert_eq!(c.ring_records_for(256), Some(RING_DEFAULT));
+        // 257 CPUs of 4096 records would take 64.25 MiB.
+        assert_eq!(c.ring_records_for(257), Some(RING_DEFAULT / 2));
+        assert_eq!(c.ring_records_for(512), Some(RING_DEFAULT / 2));
+        assert_eq!(c.ring_records_for(8192), Some(128));
+        for n in [1, 255, 256, 257, 1000, 4096, 8192] {
+            let r = u64::from(c.ring_records_for(n).unwrap());
+            assert!(n as u64 * r * RECORD_SIZE as u64 <= RING_TOTAL_MAX_BYTES);
+            assert!(r.is_power_of_two());
+        }
+        // A size asked for is kept, or refused: never shrunk.
+        let asked = Config {
+            ring_records: RING_DEFAULT,
+            ..Config::default()
+        };
+        assert_eq!(asked.ring_records_for(256), Some(RING_DEFAULT));
+        assert_eq!(asked.ring_records_for(257), None);
+        let most = Config {
+            ring_records: RING_MAX,
+            ..Config::default()
+        };
+        assert_eq!(most.ring_records_for(1), Some(RING_MAX));
+        assert_eq!(most.ring_records_for(2), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
-use rtcore::uapi::Stage;
+use rtcore::uapi::{self, Stage};
 
 const LONG_ABOUT: &str = "\
 Measure wake-up latency on PREEMPT_RT with the rtlat kernel module (/dev/rtlat).
@@ -228,9 +228,10 @@ pub struct Common {
     /// Hold /dev/cpu_dma_latency at µs during the run (default: leave it, and report it).
     #[arg(long)]
     pub dma_latency: Option<i32>,
-    /// Records per CPU ring in the kernel (power of two).
-    #[arg(long, default_value_t = 4096)]
-    pub ring: u32,
+    /// Records per CPU ring in the kernel (a power of two); default 4096, fewer past 256 CPUs
+    /// so that all rings fit the kernel's 64 MiB.
+    #[arg(long, value_parser = parse_ring)]
+    pub ring: Option<u32>,
     /// Attach to the running session another process owns (an application measured with the
     /// client library, Documentation/rtlat-client.rst): show and report its CPUs and stages
     /// while it runs, reading its records, without configuring, starting or stopping it. Ends
@@ -357,9 +358,10 @@ pub struct MonitorArgs {
     /// CPUs for the tool's own threads; default the online CPUs not measured.
     #[arg(long, value_name = "CPUS")]
     pub housekeeping: Option<String>,
-    /// Records per CPU ring in the kernel (power of two).
-    #[arg(long, default_value_t = 4096)]
-    pub ring: u32,
+    /// Records per CPU ring in the kernel (a power of two); default 4096, fewer past 256 CPUs
+    /// so that all rings fit the kernel's 64 MiB.
+    #[arg(long, value_parser = parse_ring)]
+    pub ring: Option<u32>,
     /// Print nanoseconds instead of microseconds (SIGUSR1's summary).
     #[arg(long)]
     pub ns: bool,
@@ -503,6 +505,16 @@ pub fn usage_exit(e: &clap::Error) -> u8 {
     }
 }
 
+/// `--ring`: records per CPU ring, a power of two the kernel takes.
+fn parse_ring(s: &str) -> Result<u32, String> {
+    let bad = || format!("'{s}' records: a power of two from 1 to {}", uapi::RING_MAX);
+    let n: u32 = s.trim().parse().map_err(|_| bad())?;
+    if !n.is_power_of_two() || n > uapi::RING_MAX {
+        return Err(bad());
+    }
+    Ok(n)
+}
+
 /// `--period`: a bare number is µs and must be 100 or more (`-p 95` is
 /// cyclictest's priority, never a 95 µs period); with a unit (`50us`,
 /// `2ms`, `1s`) anything from 50 µs to 1 s.
@@ -601,6 +613,17 @@ mod tests {
         assert_eq!(parse_size("1G"), Ok(1 << 30));
         for bad in ["0", "-1", "M", "1T", "99999999999G"] {
             assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn ring_values() {
+        assert_eq!(parse_ring("1"), Ok(1));
+        assert_eq!(parse_ring("4096"), Ok(4096));
+        assert_eq!(parse_ring("1048576"), Ok(1 << 20));
+        for bad in ["0", "1000", "2097152", "-4", "4k", ""] {
+            let e = parse_ring(bad).unwrap_err();
+            assert!(e.contains("a power of two from 1 to 1048576"), "{bad}: {e}");
         }
     }
 

@@ -229,7 +229,8 @@ impl Plan {
         let mut config = Config {
             period_ns: c.period * 1000,
             priority: c.priority,
-            ring_records: c.ring,
+            // (0: the kernel's default, which fits its budget.)
+            ring_records: c.ring.unwrap_or(0),
             ..Default::default()
         };
         config.stages = stages.iter().map(|s| s.bit()).sum();
