@@ -20,7 +20,8 @@
 //! interrupt of the machine from START until the session stops (STOP or
 //! close; a threshold trip halts sampling but keeps them until then): a few
 //! dozen instructions with interrupts off; the timer's hard IRQ unwinds the
-//! stack it interrupted (8 frames) at every activation. An explained
+//! stack at every activation (up to 32 frames, to keep the 8 of the code
+//! it interrupted). An explained
 //! activation costs its measuring task one walk, with interrupts off, over
 //! its CPU's transitions since the expected expiry, after its thread stage
 //! is measured (a user waiter's, after its user stage: its response time
@@ -146,14 +147,14 @@ impl Blame {
     /// reaches the threshold. Called by the task that measured it, just
     /// after, on its CPU (else nothing is explained: its CPU's timeline is
     /// out of reach); that task's own time is named the measurement's
-    /// ([`Kind::Measure`]); `stack` is what its hard IRQ interrupted. Sleeps
-    /// (the tally's lock).
+    /// ([`Kind::Measure`]); `stack` gives what its hard IRQ interrupted,
+    /// read on its CPU with interrupts off. Sleeps (the tally's lock).
     pub(crate) fn note(
         &self,
         ctx: &Sleepable,
         tally: &TaskMutex<Tally>,
         rec: &Record,
-        (stack, stack_n): ([u64; STACK_DEPTH], usize),
+        stack: impl FnOnce(&IrqsOff, u64) -> ([u64; STACK_DEPTH], usize),
     ) {
         let (irq, thread) = (rec.lat_ns[Stage::Irq], rec.lat_ns[Stage::Thread]);
         if thread < self.threshold_ns || irq < 0 || thread < irq {
@@ -164,11 +165,12 @@ impl Blame {
             if irqs.cpu() != rec.cpu {
                 return None;
             }
-            self.timelines.cpus.with(irqs, |t| {
+            let a = self.timelines.cpus.with(irqs, |t| {
                 Analysis::explain(t, rec.seq, expected, irq, thread)
-            })
+            })?;
+            Some((a, stack(irqs, rec.seq)))
         });
-        if let Some(mut a) = a {
+        if let Some((mut a, (stack, stack_n))) = a {
             // (The caller measured it: its own time is the measurement's.)
             a.measured_by(kernel::current!().pid() as u64);
             a.stack = stack;

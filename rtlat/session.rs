@@ -98,6 +98,7 @@ use crate::rtrs::{
         CpuPinned,
         HardIrq,
         HardTimerCallback,
+        IrqsOff,
         Producer,
         Sleepable, //
     },
@@ -206,13 +207,15 @@ pub(crate) struct CpuState {
     tally: TaskMutex<Tally>,
     /// A blame session: the hard IRQ keeps the stack it interrupted.
     blame: bool,
-    /// That stack, innermost first (`irq_stack_n` entries), written by the
-    /// hard IRQ before it hands the activation on (`irq_seq` or `direct`,
-    /// released), read by whoever explains it. (A waiter claimed for an
-    /// activation that runs more than a period late may read the next
-    /// one's.)
+    /// That stack, innermost first (`irq_stack_n` entries), of activation
+    /// `irq_stack_seq`: written by the hard IRQ before it hands the
+    /// activation on, read on this CPU with interrupts off by whoever
+    /// explains it (so no interrupt of this CPU writes it meanwhile). A
+    /// later activation's interrupt replaces it: the earlier one is then
+    /// explained without a stack, never with another's.
     irq_stack: [Atomic<u64>; STACK_DEPTH],
     irq_stack_n: Atomic<u32>,
+    irq_stack_seq: Atomic<u64>,
 }
 
 /// An activation as its hard IRQ saw it.
@@ -262,11 +265,11 @@ impl HardTimerCallback for CpuState {
         if this.irq_only {
             return this.irq_only_activation(irq, now, ctx);
         }
-        if this.blame {
-            this.keep_interrupted_stack(irq);
-        }
         let expected = this.expected.load(Relaxed);
         let seq = this.seq.load(Relaxed);
+        if this.blame {
+            this.keep_interrupted_stack(irq, seq);
+        }
         let idle = current_is_idle();
         // A waiter is blocked, and the activation it was last claimed for
         // was taken: this one is the waiter's, and the timer goes on by
@@ -338,6 +341,7 @@ impl CpuState {
                 blame: config.flags & uapi::CFG_BLAME != 0,
                 irq_stack: [const { Atomic::new(0) }; STACK_DEPTH],
                 irq_stack_n: Atomic::new(0),
+                irq_stack_seq: Atomic::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -450,20 +454,26 @@ impl CpuState {
         Some(rec)
     }
 
-    /// Keeps the stack this hard IRQ interrupted, for the explanation.
-    fn keep_interrupted_stack(&self, irq: &HardIrq) {
+    /// Keeps the stack this hard IRQ of activation `seq` interrupted, for
+    /// the explanation.
+    fn keep_interrupted_stack(&self, irq: &HardIrq, seq: u64) {
         let mut st = [0u64; STACK_DEPTH];
         let n = irq.interrupted_stack(&mut st);
         for (slot, &pc) in self.irq_stack.iter().zip(st[..n].iter()) {
             slot.store(pc, Relaxed);
         }
         self.irq_stack_n.store(n as u32, Relaxed);
+        self.irq_stack_seq.store(seq, Relaxed);
     }
 
-    /// The stack the last hard IRQ kept (after the acquire that saw it
-    /// hand on its activation).
-    fn interrupted_stack(&self) -> ([u64; STACK_DEPTH], usize) {
+    /// The stack activation `seq`'s hard IRQ interrupted, if no later one
+    /// replaced it (else none). Interrupts are off on this CPU (`_irqs`,
+    /// the caller's: it runs here), so the stack is one interrupt's whole.
+    fn interrupted_stack(&self, _irqs: &IrqsOff, seq: u64) -> ([u64; STACK_DEPTH], usize) {
         let mut st = [0u64; STACK_DEPTH];
+        if self.irq_stack_seq.load(Relaxed) != seq {
+            return (st, 0);
+        }
         let n = (self.irq_stack_n.load(Relaxed) as usize).min(STACK_DEPTH);
         for (pc, slot) in st[..n].iter_mut().zip(self.irq_stack.iter()) {
             *pc = slot.load(Relaxed);
@@ -580,7 +590,7 @@ impl RtThreadFn for Worker {
             let mut rec = cpu.fired_record(handled);
             rec.lat_ns[Stage::Thread] = now - cpu.expected.load(Relaxed);
             if let Some(b) = &this.session.blame {
-                b.note(sleepable, &cpu.tally, &rec, cpu.interrupted_stack());
+                b.note(sleepable, &cpu.tally, &rec, |irqs, seq| cpu.interrupted_stack(irqs, seq));
             }
             if cpu.user_stage {
                 this.session.thread_done(sleepable, cpu, rec);
@@ -908,7 +918,7 @@ impl Session {
             m.lat_ns[Stage::Thread] = now - m.expected_ns as i64;
             // (The kernel thread, on its CPU.)
             if let Some(b) = &self.blame {
-                b.note(ctx, &cpu.tally, &m, cpu.interrupted_stack());
+                b.note(ctx, &cpu.tally, &m, |irqs, seq| cpu.interrupted_stack(irqs, seq));
             }
             m.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
             self.flag_missed_deadline(&mut m, now);
@@ -1029,7 +1039,7 @@ impl Session {
             rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
             // (On its CPU still: `pin`.)
             if let Some(b) = &self.blame {
-                b.note(ctx, &cpu.tally, &rec, cpu.interrupted_stack());
+                b.note(ctx, &cpu.tally, &rec, |irqs, seq| cpu.interrupted_stack(irqs, seq));
             }
             drop(pin);
             break (rec, tripped);
