@@ -590,7 +590,9 @@ impl RtThreadFn for Worker {
             let mut rec = cpu.fired_record(handled);
             rec.lat_ns[Stage::Thread] = now - cpu.expected.load(Relaxed);
             if let Some(b) = &this.session.blame {
-                b.note(sleepable, &cpu.tally, &rec, |irqs, seq| cpu.interrupted_stack(irqs, seq));
+                b.note(sleepable, &cpu.tally, &rec, |irqs, seq| {
+                    cpu.interrupted_stack(irqs, seq)
+                });
             }
             if cpu.user_stage {
                 this.session.thread_done(sleepable, cpu, rec);
@@ -918,7 +920,9 @@ impl Session {
             m.lat_ns[Stage::Thread] = now - m.expected_ns as i64;
             // (The kernel thread, on its CPU.)
             if let Some(b) = &self.blame {
-                b.note(ctx, &cpu.tally, &m, |irqs, seq| cpu.interrupted_stack(irqs, seq));
+                b.note(ctx, &cpu.tally, &m, |irqs, seq| {
+                    cpu.interrupted_stack(irqs, seq)
+                });
             }
             m.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
             self.flag_missed_deadline(&mut m, now);
@@ -1039,7 +1043,9 @@ impl Session {
             rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
             // (On its CPU still: `pin`.)
             if let Some(b) = &self.blame {
-                b.note(ctx, &cpu.tally, &rec, |irqs, seq| cpu.interrupted_stack(irqs, seq));
+                b.note(ctx, &cpu.tally, &rec, |irqs, seq| {
+                    cpu.interrupted_stack(irqs, seq)
+                });
             }
             drop(pin);
             break (rec, tripped);

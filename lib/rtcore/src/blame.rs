@@ -1178,17 +1178,29 @@ mod tests {
         t.event(5_000, Event::Switch(fifo(7, "rtlat/1", 95)));
         let mut a = Analysis::explain(&t, 1, 800, 800, 5_300);
         a.measured_by(7);
-        let by = |k: Kind| -> u64 { a.shares().filter(|s| s.source.kind == k).map(|s| s.ns).sum() };
+        let by = |k: Kind| -> u64 {
+            a.shares()
+                .filter(|s| s.source.kind == k)
+                .map(|s| s.ns)
+                .sum()
+        };
         // Its own: 800..1000 before the interrupt, 5000..6100 after it;
         // the task's: 1000..1500 and 1600..5000.
         assert_eq!(by(Kind::Measure), 200 + 1_100);
         assert_eq!(by(Kind::Task), 500 + 3_400);
         assert_eq!(by(Kind::HardIrq), 100);
-        assert!(a.shares().all(|s| s.source.kind != Kind::Measure || s.source.id == 7));
+        assert!(a
+            .shares()
+            .all(|s| s.source.kind != Kind::Measure || s.source.id == 7));
         // Another task's pid names nothing.
         let mut b = Analysis::explain(&t, 1, 800, 800, 5_300);
         b.measured_by(8);
-        assert_eq!(b.shares().filter(|s| s.source.kind == Kind::Measure).count(), 0);
+        assert_eq!(
+            b.shares()
+                .filter(|s| s.source.kind == Kind::Measure)
+                .count(),
+            0
+        );
         let mut tally = Tally::new();
         tally.add(&a);
         assert_eq!(tally.ranked()[0].source.kind, Kind::Task);

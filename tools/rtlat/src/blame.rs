@@ -423,7 +423,8 @@ pub(crate) mod tests {
         a.measured_by(7);
         let mut tally = Tally::new();
         tally.add(&a);
-        let b = uapi::Blame::from_tally(uapi::BlameRequest::new(1, 0), &tally, |_, _| {}, |_, _| {});
+        let b =
+            uapi::Blame::from_tally(uapi::BlameRequest::new(1, 0), &tally, |_, _| {}, |_, _| {});
         let r = BlameReport::from_uapi(&b, &[]);
         assert_eq!(r.culprits[0].source.kind, "measure");
         let t = text(1, &r, 5, Unit { ns: true });
