@@ -50,6 +50,7 @@ use crate::rtrs::{
     percpu::PerCpuIrq,
     preempt::with_irqs_off,
     sync::TaskMutex,
+    task::current_tid,
     tracepoint::{
         symbol_name,
         ProbeHandler,
@@ -171,8 +172,10 @@ impl Blame {
             Some((a, stack(irqs, rec.seq)))
         });
         if let Some((mut a, (stack, stack_n))) = a {
-            // (The caller measured it: its own time is the measurement's.)
-            a.measured_by(kernel::current!().pid() as u64);
+            // (The caller measured it: its own time is the measurement's.
+            // Its id through the shim: the kernel crate's `Task::pid()` read
+            // another field in the debug kernels' modules.)
+            a.measured_by(current_tid() as u64);
             a.stack = stack;
             a.stack_n = stack_n;
             tally.lock(ctx).add(&a);
