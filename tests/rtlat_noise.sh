@@ -27,7 +27,11 @@
 #                                                      after the IRQ
 #   fifo        a SCHED_FIFO 99 thread spinning:       the thread latency
 #   softirq     a tasklet spinning, preemption off:    the thread latency
-# The run explains every activation 5 ms late or more (--blame): the main
+# The run explains every activation 15 ms late or more (--blame, three
+# quarters of an injection, as rtla's -T below: the first activation each
+# injection delays is 19 ms late or more; a guest's own stalls,
+# its vCPU not run by a loaded host and blamed on what ran, mostly idle,
+# reach 5 ms often and at 5 ms outweighed the injections): the main
 # cause it names on that CPU must be the injected one (the noise thread,
 # for hardirq the module's hrtimer callback, for softirq HI_SOFTIRQ), and
 # the late time it is blamed for in all must be the injections' time
@@ -169,7 +173,7 @@ for kind in irqoff hardirq preemptoff fifo softirq; do
 		ktap_test_fail "$kind: blamed on its source, for the injections' time"
 		continue
 	fi
-	rtlat run --cpus "$cpu" --duration 2s -q --raw "$tmp/$kind.csv" --blame $((N / 4)) --ns >"$tmp/out" 2>&1
+	rtlat run --cpus "$cpu" --duration 2s -q --raw "$tmp/$kind.csv" --blame $((N * 3 / 4)) --ns >"$tmp/out" 2>&1
 	rc=$?
 	rmmod rtrs_noise
 	rtrs_dmesg_since "$mark" >"$tmp/$kind.log"
@@ -177,7 +181,7 @@ for kind in irqoff hardirq preemptoff fifo softirq; do
 	sed -n 's/.*rtrs_noise: injection [0-9]* from \([0-9]*\) to \([0-9]*\)$/\1,\2/p' "$tmp/$kind.log" >"$tmp/$kind.win"
 	# (awk's first file must not be empty.)
 	set --
-	[ ! -s "$tmp/$kind.win" ] || set -- $(judge "$tmp/$kind.win" "$tmp/$kind.csv" "$stage" $((N / 4 * 1000)))
+	[ ! -s "$tmp/$kind.win" ] || set -- $(judge "$tmp/$kind.win" "$tmp/$kind.csv" "$stage" $((N * 3 / 4 * 1000)))
 	within=${1:-0} caught=${2:-0} bound=${3:-0} clean=${4:-0} skipped=${5:-0} unseen=${6:-1} late_ns=${7:-0}
 	ktap_print_msg "$kind: rtlat exit $rc, ${count:-no} injections of $N us, $within while measured; $caught activations caught by one: $bound came after its end in the $stage stage, $clean not late by half an injection in the other; $skipped injections caught none and their periods were missed, $unseen neither"
 	[ $rc = 0 ] || ktap_print_msg "$(head -5 "$tmp/out")"
@@ -207,7 +211,7 @@ for kind in irqoff hardirq preemptoff fifo softirq; do
 	# The first ranked source: "SHARE% TOTAL ns COUNT WORST ns SOURCE".
 	top=$(sed -n "/^Blame on CPU $cpu:/{n;n;p;q}" "$tmp/out")
 	total=$(echo "$top" | awk '{ print $2 + 0 }')
-	ktap_print_msg "$kind: blamed first: ${top:-nothing}; the injections' time in activations of $((N / 4)) us or more: $late_ns ns"
+	ktap_print_msg "$kind: blamed first: ${top:-nothing}; the injections' time in activations of $((N * 3 / 4)) us or more: $late_ns ns"
 	sed -n "/^Blame on CPU $cpu:/,/its interrupt interrupted/p" "$tmp/out" |
 		while IFS= read -r line; do ktap_print_msg "$line"; done
 	rtrs_check "$kind: blamed on its source, for the injections' time" \
