@@ -554,7 +554,15 @@ mod tests {
             err("--stages irq -T thread=5"),
             usage("a thread threshold needs the thread stage")
         );
-        assert_eq!(err("--ring 3"), usage("invalid settings: Invalid"));
+        // A ring the kernel would refuse is refused by the parser, in words.
+        let Err(ring) = Cli::try_parse_from(["rtlat", "run", "--ring", "3"]) else {
+            panic!("--ring 3 parsed");
+        };
+        assert!(
+            ring.to_string()
+                .contains("'3' records: a power of two from 1 to 1048576"),
+            "{ring}"
+        );
         assert_eq!(
             err("--housekeeping 2,9"),
             env("--housekeeping: CPU 9 is not online (online: 0-3)")
