@@ -2627,7 +2627,7 @@ static void __noreturn child_main(struct thr *t, struct rng *r)
 	static const int ops[] = {
 		O_STATUS, O_STATUS_PAIR, O_STATS, O_BAD_IOCTL, O_BADPTR, O_RESET, O_STOP, O_START,
 		O_CONFIG, O_CONFIG_START, O_READ, O_READ, O_READV, O_PREAD, O_MMAP, O_POLL,
-		O_USER_WAIT, O_FDINFO, O_EDU_INFO, O_EDU_FACT,
+		O_USER_WAIT, O_FDINFO, O_EDU_INFO, O_EDU_FACT, O_BLAME,
 	};
 	int n = 3 + below(r, 30);
 
