@@ -614,6 +614,7 @@ static int blame_rank(int fd, int cpu, unsigned int rank, struct rtlat_blame *b)
 	b->cpu = cpu;
 	b->rank = rank;
 	b->nr_worst = 1;	/* to be told */
+	b->want = RTLAT_BLAME_WANT_MEASURE;
 	return ioctl(fd, RTLAT_IOC_BLAME, b);
 }
 
@@ -690,6 +691,19 @@ TEST_F(dev, blame)
 	}
 	ASSERT_EQ(b.late_ns, sum + b.other_ns);
 	ASSERT_LT(0, mine);
+	/* A tool older than RTLAT_BLAME_MEASURE (want 0) is told the
+	 * measuring thread as the task it is, as before. */
+	memset(&b, 0, sizeof(b));
+	b.size = sizeof(b);
+	b.version = RTLAT_VERSION;
+	b.nr_worst = 1;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_BLAME, &b));
+	for (i = 0, k = 0; i < b.nr_culprits; i++) {
+		ASSERT_NE(RTLAT_BLAME_MEASURE, b.culprits[i].kind);
+		if (b.culprits[i].kind == RTLAT_BLAME_TASK && b.culprits[i].id == (__u64)kpid)
+			k = b.culprits[i].count;
+	}
+	ASSERT_EQ(mine, k);
 	/* The worst ones, as many as were explained up to those kept: the
 	 * statistics' maximum first, in order, each one's parts adding up. */
 	ASSERT_EQ(st.count < RTLAT_BLAME_WORST ? st.count : RTLAT_BLAME_WORST, b.nr_worst);

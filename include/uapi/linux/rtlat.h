@@ -195,8 +195,14 @@ enum rtlat_blame_kind {
 					 * (kernel thread or user waiter): its
 					 * own time, from its switch-in to its
 					 * clock read, or work of its that kept
-					 * the interrupt out */
+					 * the interrupt out; only to a request
+					 * with RTLAT_BLAME_WANT_MEASURE (else a
+					 * RTLAT_BLAME_TASK, as before it) */
 };
+
+/* struct rtlat_blame's want (in): the measuring task's time as
+ * RTLAT_BLAME_MEASURE. */
+#define RTLAT_BLAME_WANT_MEASURE	(1U << 0)
 
 #define RTLAT_BLAME_NAME_LEN	48
 #define RTLAT_BLAME_CULPRITS	16
@@ -235,7 +241,11 @@ struct rtlat_blame {
 	__u64 other_ns;			/* time of sources past culprits[] */
 	/* The worst one of rank rank (0: the largest thread latency, 1: the
 	 * next...), if has_worst: the CPU keeps nr_worst of them. */
-	__u32 has_worst;
+	union {
+		__u32 has_worst;	/* out */
+		__u32 want;		/* in: RTLAT_BLAME_WANT_* (0 before
+					 * them) */
+	};
 	__u32 nr_irq, nr_thread;
 	union {
 		__u32 reserved;		/* (before rank) */

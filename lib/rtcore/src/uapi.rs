@@ -1059,18 +1059,42 @@ pub struct BlameRequest {
     /// Whether to be told how many are kept (`nr_worst`): a tool older
     /// than the word sends 0 and wants it 0, as it was (`reserved2`).
     pub tell_nr_worst: bool,
+    /// Whether the measuring task's time may come as
+    /// [`blame::Kind::Measure`] (`BLAME_WANT_MEASURE` in the request's
+    /// `want`, the answer's `has_worst`): a tool older than the kind sends
+    /// 0 and is told it as the task it is, as before.
+    pub measure_apart: bool,
 }
 
 impl BlameRequest {
-    /// Rank `rank` of `cpu`, the number kept told.
+    /// Rank `rank` of `cpu`, the number kept told, the measurement apart.
     pub const fn new(cpu: u32, rank: u32) -> Self {
         Self {
             cpu,
             rank,
             tell_nr_worst: true,
+            measure_apart: true,
+        }
+    }
+
+    /// `s` as this request may be told it: the measuring task as a task to
+    /// one that does not know [`blame::Kind::Measure`].
+    fn told(&self, s: &blame::Source) -> blame::Source {
+        match s.kind {
+            blame::Kind::Measure if !self.measure_apart => blame::Source {
+                kind: blame::Kind::Task,
+                ..*s
+            },
+            _ => *s,
         }
     }
 }
+
+/// `want` (the answer's `has_worst`) of a request: the measuring task's
+/// time as [`blame::Kind::Measure`].
+pub const BLAME_WANT_MEASURE: u32 = 1;
+/// Where a request's `want` is (the answer's `has_worst`).
+const BLAME_WANT_AT: usize = 40;
 
 /// Where a request's rank is (the answer's `reserved` word before it).
 const BLAME_RANK_AT: usize = 52;
@@ -1139,7 +1163,8 @@ impl Blame {
         for (k, &i) in t.ranked_order()[..t.n].iter().enumerate() {
             let c = &t.culprits[usize::from(i)];
             w.at = base + k * BLAME_ENTRY_SIZE;
-            BlameEntry::new(&c.source, c.ns, c.count, c.worst_ns, &mut name).encode(&mut w);
+            BlameEntry::new(&req.told(&c.source), c.ns, c.count, c.worst_ns, &mut name)
+                .encode(&mut w);
         }
         let tail =
             base + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE;
@@ -1168,7 +1193,7 @@ impl Blame {
             ] {
                 for (k, s) in parts.iter().enumerate() {
                     w.at = at + k * BLAME_ENTRY_SIZE;
-                    BlameEntry::new(&s.source, s.ns, u64::from(s.count), 0, &mut name)
+                    BlameEntry::new(&req.told(&s.source), s.ns, u64::from(s.count), 0, &mut name)
                         .encode(&mut w);
                 }
             }
@@ -1194,6 +1219,8 @@ impl Blame {
     pub fn decode_request(b: &[u8]) -> Result<BlameRequest, UapiError> {
         let mut r = header(b, BLAME_SIZE)?;
         let cpu = r.u32();
+        r.at = BLAME_WANT_AT;
+        let measure_apart = r.u32() & BLAME_WANT_MEASURE != 0;
         r.at = BLAME_RANK_AT;
         let rank = r.u32();
         r.at = BLAME_NR_WORST_AT;
@@ -1205,6 +1232,7 @@ impl Blame {
             cpu,
             rank,
             tell_nr_worst,
+            measure_apart,
         })
     }
 
@@ -1215,6 +1243,12 @@ impl Blame {
         w.u32(BLAME_SIZE as u32);
         w.u32(VERSION);
         w.u32(req.cpu);
+        w.at = BLAME_WANT_AT;
+        w.u32(if req.measure_apart {
+            BLAME_WANT_MEASURE
+        } else {
+            0
+        });
         w.at = BLAME_RANK_AT;
         w.u32(req.rank);
         w.at = BLAME_NR_WORST_AT;
@@ -1722,6 +1756,53 @@ mod tests {
         Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
         buf[BLAME_NR_WORST_AT..BLAME_NR_WORST_AT + 4].copy_from_slice(&2u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
+    }
+
+    #[test]
+    fn the_measurement_apart_only_to_who_asks() {
+        let mut t = blame::Tracker::<16>::new();
+        t.event(
+            0,
+            blame::Event::Switch(blame::Source::task(42, b"noise", 0, 0)),
+        );
+        t.event(
+            600,
+            blame::Event::Switch(blame::Source::task(7, b"rtlat/1", 1, 95)),
+        );
+        let mut a = blame::Analysis::explain(&t, 1, 100, 100, 900);
+        a.measured_by(7);
+        let mut tally = blame::Tally::new();
+        tally.add(&a);
+        let kinds = |req: BlameRequest| {
+            let b = Blame::from_tally(req, &tally, |_, _| {}, |_, _| {});
+            let w = b.worst.unwrap();
+            let all: std::vec::Vec<u32> = b.culprits[..b.nr_culprits as usize]
+                .iter()
+                .chain(w.thread[..w.nr_thread as usize].iter())
+                .filter(|e| e.id == 7)
+                .map(|e| e.kind)
+                .collect();
+            all
+        };
+        let measure = blame::Kind::Measure as u32;
+        let task = blame::Kind::Task as u32;
+        assert_eq!(kinds(BlameRequest::new(1, 0)), [measure, measure]);
+        // A tool older than the kind (0 in `want`) is told a task, with
+        // the task's policy and priority, as before.
+        let old = BlameRequest {
+            measure_apart: false,
+            ..BlameRequest::new(1, 0)
+        };
+        assert_eq!(kinds(old), [task, task]);
+        let mut buf = [0u8; BLAME_SIZE];
+        Blame::encode_request(old, &mut buf);
+        assert_eq!(Blame::decode_request(&buf), Ok(old));
+        Blame::encode_request(BlameRequest::new(1, 0), &mut buf);
+        assert_eq!(Blame::decode_request(&buf), Ok(BlameRequest::new(1, 0)));
+        assert_eq!(
+            &buf[BLAME_WANT_AT..BLAME_WANT_AT + 4],
+            &BLAME_WANT_MEASURE.to_ne_bytes()
+        );
     }
 
     #[test]
