@@ -202,7 +202,7 @@ impl Blame {
         let frame = |pc: u64, buf: &mut [u8; uapi::BLAME_FRAME_LEN]| {
             symbol_name(pc, true, buf, ctx);
         };
-        BlameReport::encode_tally(req, &copy, name, frame, buf);
+        BlameReport::encode_tally(req, &mut copy, name, frame, buf);
         Ok(())
     }
 }

@@ -743,6 +743,15 @@ TEST_F(dev, blame)
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_BLAME, &b));
 	ASSERT_EQ(0, b.nr_worst);
 	ASSERT_EQ(1, b.has_worst);
+	/* Its answer sent back as its next request (has_worst 1 where want
+	 * is) does not ask for RTLAT_BLAME_MEASURE; an unknown bit is
+	 * refused. */
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_BLAME, &b));
+	for (i = 0; i < b.nr_culprits; i++)
+		ASSERT_NE(RTLAT_BLAME_MEASURE, b.culprits[i].kind);
+	b.want = 1U << 2;
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_BLAME, &b));
+	EXPECT_EQ(EINVAL, errno);
 	/* RESET clears the tallies with the statistics; then fewer than
 	 * those a CPU keeps (a period of 100 ms): as many kept as explained,
 	 * none past them. */

@@ -1652,6 +1652,9 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	in.rank = chance(r, 90) ? below(r, RTLAT_BLAME_WORST) : PICK(r, RTLAT_BLAME_WORST, ~0U);
 	/* Nonzero: to be told how many are kept (an older tool sends 0). */
 	in.nr_worst = chance(r, 80) ? PICK(r, 1, ~0U) : 0;
+	/* The measurement apart, or not (an older tool: 0, or its last
+	 * answer's has_worst 1), now and then an unknown bit. */
+	in.want = chance(r, 95) ? PICK(r, RTLAT_BLAME_WANT_MEASURE, 0, 1) : PICK(r, 4, 1U << 31);
 	bp = pick_bp(r, 6);
 	p = bp_ptr(t, r, bp, &in, sizeof(in));
 	snprintf(desc, sizeof(desc), "size %u ver %u cpu %u rank %u%s", in.size, in.version,
@@ -1667,6 +1670,8 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 			expect_err(t, ret, EINVAL, "its size or version is wrong");
 		else if (in.rank >= RTLAT_BLAME_WORST)
 			expect_err(t, ret, EINVAL, "its rank is past those a CPU keeps");
+		else if (in.want & ~(RTLAT_BLAME_WANT_MEASURE | 1U))
+			expect_err(t, ret, EINVAL, "it wants what the device does not know");
 		if (ret == 0) {
 			memcpy(&b, p, sizeof(b));
 			checked(C_STATS);
@@ -1678,8 +1683,13 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 			    (in.nr_worst && b.has_worst != (b.rank < b.nr_worst)) ||
 			    (!in.nr_worst && b.nr_worst))
 				fail(t, C_STATS, "%s: counts out of range", t->what);
-			for (unsigned int k = 0; k < b.nr_culprits && k < RTLAT_BLAME_CULPRITS; k++)
+			for (unsigned int k = 0; k < b.nr_culprits && k < RTLAT_BLAME_CULPRITS; k++) {
 				sum += b.culprits[k].ns;
+				if (b.culprits[k].kind == RTLAT_BLAME_MEASURE &&
+				    !(in.want & RTLAT_BLAME_WANT_MEASURE))
+					fail(t, C_STATS, "%s: the measurement apart, not asked for",
+					     t->what);
+			}
 			if (sum + b.other_ns != b.late_ns)
 				fail(t, C_STATS, "%s: sources %llu + others %llu, late %llu", t->what,
 				     (unsigned long long)sum, (unsigned long long)b.other_ns,

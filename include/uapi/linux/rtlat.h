@@ -201,8 +201,9 @@ enum rtlat_blame_kind {
 };
 
 /* struct rtlat_blame's want (in): the measuring task's time as
- * RTLAT_BLAME_MEASURE. */
-#define RTLAT_BLAME_WANT_MEASURE	(1U << 0)
+ * RTLAT_BLAME_MEASURE. Bit 0 is ignored (an answer has has_worst 1 there,
+ * which a program may send back as its next request); others: EINVAL. */
+#define RTLAT_BLAME_WANT_MEASURE	(1U << 1)
 
 #define RTLAT_BLAME_NAME_LEN	48
 #define RTLAT_BLAME_CULPRITS	16
@@ -244,7 +245,7 @@ struct rtlat_blame {
 	union {
 		__u32 has_worst;	/* out */
 		__u32 want;		/* in: RTLAT_BLAME_WANT_* (0 before
-					 * them) */
+					 * them), in every request */
 	};
 	__u32 nr_irq, nr_thread;
 	union {

@@ -611,6 +611,19 @@ impl Analysis {
         }
     }
 
+    /// The measuring task's parts named as its task's again (the inverse
+    /// of [`Self::measured_by`]).
+    fn fold_measure(&mut self) {
+        let parts = self.irq[..self.irq_ex.n]
+            .iter_mut()
+            .chain(self.thread[..self.thread_ex.n].iter_mut());
+        for sh in parts {
+            if sh.source.kind == Kind::Measure {
+                sh.source.kind = Kind::Task;
+            }
+        }
+    }
+
     /// Both parts' shares, the interrupt's first.
     pub fn shares(&self) -> impl Iterator<Item = &Share> {
         self.irq[..self.irq_ex.n]
@@ -759,6 +772,40 @@ impl Tally {
                 *min = new;
             }
             _ => self.other_ns += ns,
+        }
+    }
+
+    /// Folds the measuring task's time ([`Kind::Measure`]) back into its
+    /// task's, for a reader that does not know the kind: as the tally
+    /// would be had it never been told apart. A task is the measurement or
+    /// not in a whole activation, so counts add up; the merged source
+    /// keeps the place first seen.
+    pub fn fold_measure(&mut self) {
+        for w in self.worst[..self.nworst].iter_mut() {
+            w.fold_measure();
+        }
+        let mut i = 0;
+        while i < self.n {
+            if self.culprits[i].source.kind != Kind::Measure {
+                i += 1;
+                continue;
+            }
+            self.culprits[i].source.kind = Kind::Task;
+            let me = self.culprits[i].source;
+            let Some(j) = (0..self.n).find(|&j| j != i && self.culprits[j].source.same(&me)) else {
+                i += 1;
+                continue;
+            };
+            let (keep, gone) = (i.min(j), i.max(j));
+            let g = self.culprits[gone];
+            let k = &mut self.culprits[keep];
+            k.ns += g.ns;
+            k.count += g.count;
+            k.worst_ns = k.worst_ns.max(g.worst_ns);
+            self.culprits.copy_within(gone + 1..self.n, gone);
+            self.n -= 1;
+            self.culprits[self.n] = Culprit::EMPTY;
+            // (`i` is looked at again: it may now hold the next one.)
         }
     }
 
@@ -1207,6 +1254,36 @@ mod tests {
         assert!(tally.culprits[..tally.n]
             .iter()
             .any(|c| c.source.kind == Kind::Measure && c.ns == 1_300));
+    }
+
+    #[test]
+    fn folding_the_measurement_gives_the_task_back_whole() {
+        // Task 7 measures the first activation; in the second it only
+        // runs (another task measured it).
+        let mut t = Tracker::<64>::new();
+        t.event(0, Event::Switch(task(42, "noise/1")));
+        t.event(600, Event::Switch(fifo(7, "rtlat/1", 95)));
+        let mut a = Analysis::explain(&t, 1, 100, 100, 900);
+        a.measured_by(7);
+        let mut u = Tracker::<64>::new();
+        u.event(0, Event::Switch(fifo(7, "rtlat/1", 95)));
+        u.event(700, Event::Switch(task(9, "other")));
+        let mut b = Analysis::explain(&u, 2, 100, 100, 900);
+        b.measured_by(9);
+        let mut apart = Tally::new();
+        apart.add(&a);
+        apart.add(&b);
+        let mut never = Tally::new();
+        never.add(&Analysis::explain(&t, 1, 100, 100, 900));
+        never.add(&Analysis::explain(&u, 2, 100, 100, 900));
+        assert_eq!(apart.n, 4);
+        let mut folded = apart;
+        folded.fold_measure();
+        assert_eq!(folded, never);
+        // (It was two rows of pid 7, of 400 and 600 ns, the first ranked
+        // after the noise task.)
+        assert_eq!(folded.ranked()[0].source.id, 7);
+        assert_eq!((folded.ranked()[0].ns, folded.ranked()[0].count), (1000, 2));
     }
 
     #[test]

@@ -1076,23 +1076,14 @@ impl BlameRequest {
             measure_apart: true,
         }
     }
-
-    /// `s` as this request may be told it: the measuring task as a task to
-    /// one that does not know [`blame::Kind::Measure`].
-    fn told(&self, s: &blame::Source) -> blame::Source {
-        match s.kind {
-            blame::Kind::Measure if !self.measure_apart => blame::Source {
-                kind: blame::Kind::Task,
-                ..*s
-            },
-            _ => *s,
-        }
-    }
 }
 
 /// `want` (the answer's `has_worst`) of a request: the measuring task's
-/// time as [`blame::Kind::Measure`].
-pub const BLAME_WANT_MEASURE: u32 = 1;
+/// time as [`blame::Kind::Measure`]. Not bit 0: an answer has 1 there
+/// (`has_worst`), and a program that sends its last answer back as its
+/// next request, changing the rank, must not ask for what it does not
+/// know. Bit 0 is ignored; the others are refused.
+pub const BLAME_WANT_MEASURE: u32 = 1 << 1;
 /// Where a request's `want` is (the answer's `has_worst`).
 const BLAME_WANT_AT: usize = 40;
 
@@ -1131,14 +1122,22 @@ pub struct Blame {
 impl Blame {
     /// Encodes the answer to `req` from its CPU's tally into `b`, entry by
     /// entry (the kernel's stack holds no whole answer); `name` may rename
-    /// a source (the kernel names hrtimer callbacks by symbol).
+    /// a source (the kernel names hrtimer callbacks by symbol). `t` is the
+    /// caller's copy: for a request that does not ask for
+    /// [`blame::Kind::Measure`] it is folded back into the tasks first
+    /// ([`blame::Tally::fold_measure`]), so that such a request is answered
+    /// as before the kind.
     pub fn encode_tally(
         req: BlameRequest,
-        t: &blame::Tally,
+        t: &mut blame::Tally,
         mut name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
         mut frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
         b: &mut [u8; BLAME_SIZE],
     ) {
+        if !req.measure_apart {
+            t.fold_measure();
+        }
+        let t = &*t;
         b.fill(0);
         let mut w = Wr { b, at: 0 };
         w.u32(BLAME_SIZE as u32);
@@ -1163,8 +1162,7 @@ impl Blame {
         for (k, &i) in t.ranked_order()[..t.n].iter().enumerate() {
             let c = &t.culprits[usize::from(i)];
             w.at = base + k * BLAME_ENTRY_SIZE;
-            BlameEntry::new(&req.told(&c.source), c.ns, c.count, c.worst_ns, &mut name)
-                .encode(&mut w);
+            BlameEntry::new(&c.source, c.ns, c.count, c.worst_ns, &mut name).encode(&mut w);
         }
         let tail =
             base + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE;
@@ -1193,7 +1191,7 @@ impl Blame {
             ] {
                 for (k, s) in parts.iter().enumerate() {
                     w.at = at + k * BLAME_ENTRY_SIZE;
-                    BlameEntry::new(&req.told(&s.source), s.ns, u64::from(s.count), 0, &mut name)
+                    BlameEntry::new(&s.source, s.ns, u64::from(s.count), 0, &mut name)
                         .encode(&mut w);
                 }
             }
@@ -1209,7 +1207,8 @@ impl Blame {
         frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
     ) -> Self {
         let mut b = [0u8; BLAME_SIZE];
-        Self::encode_tally(req, t, name, frame, &mut b);
+        let mut t = *t;
+        Self::encode_tally(req, &mut t, name, frame, &mut b);
         Self::decode(&b).unwrap_or_else(|e| panic!("an encoded tally decodes: {e:?}"))
     }
 
@@ -1220,7 +1219,12 @@ impl Blame {
         let mut r = header(b, BLAME_SIZE)?;
         let cpu = r.u32();
         r.at = BLAME_WANT_AT;
-        let measure_apart = r.u32() & BLAME_WANT_MEASURE != 0;
+        let want = r.u32();
+        // (Bit 0 is an answer's has_worst, sent back.)
+        if want & !(BLAME_WANT_MEASURE | 1) != 0 {
+            return Err(UapiError::Invalid);
+        }
+        let measure_apart = want & BLAME_WANT_MEASURE != 0;
         r.at = BLAME_RANK_AT;
         let rank = r.u32();
         r.at = BLAME_NR_WORST_AT;
@@ -1721,20 +1725,20 @@ mod tests {
         // those kept: refused.
         let mut tally = Tally::new();
         tally.add(&a);
-        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
+        Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
         assert_eq!(Blame::decode(&buf), Ok(b));
         buf[12..16].copy_from_slice(&17u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
-        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
+        Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
         buf[104..108].copy_from_slice(&9u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
-        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
+        Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
         buf[BLAME_RANK_AT..BLAME_RANK_AT + 4].copy_from_slice(&1u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
         // More frames, or more worst ones, than the arrays hold.
         let at = BLAME_NR_WORST_AT - 4;
         for (at, n) in [(at, blame::STACK_DEPTH + 1), (at + 4, blame::WORST + 1)] {
-            Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
+            Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
             buf[at..at + 4].copy_from_slice(&(n as u32).to_ne_bytes());
             assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
         }
@@ -1748,12 +1752,12 @@ mod tests {
         };
         Blame::encode_request(old, &mut buf);
         assert_eq!(Blame::decode_request(&buf), Ok(old));
-        Blame::encode_tally(old, &tally, name, frame, &mut buf);
+        Blame::encode_tally(old, &mut tally, name, frame, &mut buf);
         assert_eq!(&buf[BLAME_NR_WORST_AT..BLAME_NR_WORST_AT + 4], &[0; 4]);
         let b = Blame::decode(&buf).unwrap();
         assert_eq!((b.nr_worst, b.worst.is_some()), (1, true));
         // More kept than explained: refused.
-        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
+        Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
         buf[BLAME_NR_WORST_AT..BLAME_NR_WORST_AT + 4].copy_from_slice(&2u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
     }
@@ -1803,6 +1807,17 @@ mod tests {
             &buf[BLAME_WANT_AT..BLAME_WANT_AT + 4],
             &BLAME_WANT_MEASURE.to_ne_bytes()
         );
+        // An older tool's answer sent back as its next request (has_worst
+        // 1 there) does not ask for the kind; an unknown bit is refused.
+        let mut answer = [0u8; BLAME_SIZE];
+        Blame::encode_tally(old, &mut tally.clone(), |_, _| {}, |_, _| {}, &mut answer);
+        assert_eq!(
+            &answer[BLAME_WANT_AT..BLAME_WANT_AT + 4],
+            &1u32.to_ne_bytes()
+        );
+        assert_eq!(Blame::decode_request(&answer), Ok(old));
+        answer[BLAME_WANT_AT..BLAME_WANT_AT + 4].copy_from_slice(&4u32.to_ne_bytes());
+        assert_eq!(Blame::decode_request(&answer), Err(UapiError::Invalid));
     }
 
     #[test]
