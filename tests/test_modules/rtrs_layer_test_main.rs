@@ -128,13 +128,13 @@ mod tests {
     #[repr(u32)]
     #[derive(Clone, Copy, Debug)]
     enum CType {
-        RawSpinlock,
-        Spinlock,
-        Mutex,
-        LocalLock,
-        WaitQueueHead,
-        Hrtimer,
-        LockClassKey,
+        RawSpinlock = 0,
+        Spinlock = 1,
+        Mutex = 2,
+        LocalLock = 3,
+        WaitQueueHead = 4,
+        Hrtimer = 5,
+        LockClassKey = 6,
     }
 
     extern "C" {

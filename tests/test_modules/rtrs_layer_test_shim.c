@@ -5,8 +5,8 @@
 /* The kernel types the layer and the kernel crate embed in Rust structs, in
  * the order of the layer test's CType. */
 enum rtrs_test_ctype {
-	RTRS_T_RAW_SPINLOCK, RTRS_T_SPINLOCK, RTRS_T_MUTEX, RTRS_T_LOCAL_LOCK,
-	RTRS_T_WAIT_QUEUE_HEAD, RTRS_T_HRTIMER, RTRS_T_LOCK_CLASS_KEY,
+	RTRS_T_RAW_SPINLOCK = 0, RTRS_T_SPINLOCK = 1, RTRS_T_MUTEX = 2, RTRS_T_LOCAL_LOCK = 3,
+	RTRS_T_WAIT_QUEUE_HEAD = 4, RTRS_T_HRTIMER = 5, RTRS_T_LOCK_CLASS_KEY = 6,
 };
 
 /* sizeof(t) and its alignment as C lays it out: 0 for a type it does not know. */
