@@ -1638,6 +1638,7 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	int i = pick_slot(r, d, 20), fd, bp, hdr_ok;
 	__u64 sum = 0, part;
 	char desc[96];
+	__u32 want;
 	long ret;
 	void *p;
 
@@ -1655,6 +1656,8 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	/* The measurement apart, or not (an older tool: 0, or its last
 	 * answer's has_worst 1), now and then an unknown bit. */
 	in.want = chance(r, 95) ? PICK(r, RTLAT_BLAME_WANT_MEASURE, 0, 1) : PICK(r, 4, 1U << 31);
+	/* (The answer may land in `in` itself: has_worst overwrites want.) */
+	want = in.want;
 	bp = pick_bp(r, 6);
 	p = bp_ptr(t, r, bp, &in, sizeof(in));
 	snprintf(desc, sizeof(desc), "size %u ver %u cpu %u rank %u%s", in.size, in.version,
@@ -1670,7 +1673,7 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 			expect_err(t, ret, EINVAL, "its size or version is wrong");
 		else if (in.rank >= RTLAT_BLAME_WORST)
 			expect_err(t, ret, EINVAL, "its rank is past those a CPU keeps");
-		else if (in.want & ~(RTLAT_BLAME_WANT_MEASURE | 1U))
+		else if (want & ~(RTLAT_BLAME_WANT_MEASURE | 1U))
 			expect_err(t, ret, EINVAL, "it wants what the device does not know");
 		if (ret == 0) {
 			memcpy(&b, p, sizeof(b));
@@ -1686,7 +1689,7 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 			for (unsigned int k = 0; k < b.nr_culprits && k < RTLAT_BLAME_CULPRITS; k++) {
 				sum += b.culprits[k].ns;
 				if (b.culprits[k].kind == RTLAT_BLAME_MEASURE &&
-				    !(in.want & RTLAT_BLAME_WANT_MEASURE))
+				    !(want & RTLAT_BLAME_WANT_MEASURE))
 					fail(t, C_STATS, "%s: the measurement apart, not asked for",
 					     t->what);
 			}
