@@ -66,6 +66,9 @@ extern "C" {
     pub(crate) fn rtrs_kthread_stop_put(t: *mut c_void) -> c_int;
     pub(crate) fn rtrs_set_current_interruptible();
     pub(crate) fn rtrs_set_current_running();
+    // `lock` is a `struct mutex *` (a `bindings::mutex` here trips
+    // `improper_ctypes`: on PREEMPT_RT it reaches a field-less struct).
+    pub(crate) fn rtrs_mutex_lock_interruptible(lock: *mut c_void) -> c_int;
     pub(crate) fn rtrs_current_is_idle() -> bool;
     pub(crate) fn rtrs_trace_puts(s: *const c_char);
     pub(crate) fn rtrs_current_pinned_cpu() -> c_int;

@@ -203,6 +203,15 @@ void rtrs_set_current_running(void)
 	__set_current_state(TASK_RUNNING);
 }
 
+/*
+ * mutex_lock_interruptible(): 0 with the mutex held, or -EINTR (not held)
+ * when a signal came first. A macro with lockdep.
+ */
+int rtrs_mutex_lock_interruptible(struct mutex *lock)
+{
+	return mutex_lock_interruptible(lock);
+}
+
 /* __alloc_percpu_gfp(GFP_KERNEL): zeroed per-CPU memory, or NULL. */
 void __percpu *rtrs_alloc_percpu(size_t size, size_t align)
 {

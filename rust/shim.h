@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/interrupt.h>
 #include <linux/local_lock.h>
+#include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/percpu.h>
 #include <linux/poll.h>
@@ -45,6 +46,7 @@ struct task_struct *rtrs_kthread_create_on_cpu(int (*fn)(void *), void *data,
 int rtrs_kthread_stop_put(struct task_struct *t);
 void rtrs_set_current_interruptible(void);
 void rtrs_set_current_running(void);
+int rtrs_mutex_lock_interruptible(struct mutex *lock);
 void __percpu *rtrs_alloc_percpu(size_t size, size_t align);
 bool rtrs_cpu_possible(unsigned int cpu);
 struct rtrs_irqsave_try rtrs_raw_spin_lock_irqsave_try(raw_spinlock_t *lock);

@@ -6,9 +6,12 @@
 //! `SpinLock` (a sleeping lock on PREEMPT_RT) and can only be locked by code
 //! that holds a [`Sleepable`] token. Hard-IRQ callbacks get a
 //! [`HardIrq`](super::context::HardIrq) token instead, so taking one of these
-//! locks there does not compile.
+//! locks there does not compile. A [`TaskMutex`] can also be waited for
+//! interruptibly ([`TaskMutex::lock_interruptible`]), as a system call
+//! waiting for another's slow work should be.
 
 use kernel::{
+    ffi::c_void,
     prelude::*,
     str::CStr,
     sync::{
@@ -23,7 +26,10 @@ use kernel::{
     },
 };
 
-use super::context::Sleepable;
+use super::{
+    context::Sleepable,
+    ffi, //
+};
 
 /// A kernel lock of backend `B` that only sleepable contexts can lock.
 #[pin_data]
@@ -62,6 +68,32 @@ impl<T, B: Backend> TaskLock<T, B> {
     /// like the lock itself (an rt_mutex on PREEMPT_RT).
     pub(crate) fn try_lock<'a>(&'a self, _ctx: &Sleepable) -> Option<Guard<'a, T, B>> {
         self.inner.try_lock()
+    }
+}
+
+impl<T> TaskMutex<T> {
+    /// Locks, unless a signal comes first: then `ERESTARTSYS`, the lock not
+    /// taken (the system call is restarted, or fails with `EINTR`, as the
+    /// signal's handler asks). For a system call that would otherwise wait
+    /// uninterruptibly for as long as the holder takes, such as a copy to
+    /// user space that faults on slow memory.
+    pub(crate) fn lock_interruptible<'a>(
+        &'a self,
+        _ctx: &Sleepable,
+    ) -> Result<Guard<'a, T, MutexBackend>> {
+        // The `struct mutex` of `self.inner`: `Lock` is `#[repr(C)]` with
+        // its `Opaque<bindings::mutex>` first, the layout `Lock::from_raw`
+        // relies on too.
+        let ptr = core::ptr::from_ref(&self.inner).cast::<c_void>().cast_mut();
+        // SAFETY: `ptr` is the mutex of `self.inner`, initialised by
+        // `Lock::new` and alive while `self` is borrowed; it is in an
+        // `Opaque`, written through a shared reference as C does. The caller
+        // may sleep (`_ctx`).
+        if unsafe { ffi::rtrs_mutex_lock_interruptible(ptr) } != 0 {
+            return Err(ERESTARTSYS);
+        }
+        // SAFETY: The current task has just locked the mutex of `self.inner`.
+        Ok(unsafe { Guard::new(&self.inner, ()) })
     }
 }
 

@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include <linux/rtlat.h>
+#include <linux/userfaultfd.h>
 #include "kselftest_harness.h"
 
 #define DEV "/dev/rtlat"
@@ -1304,6 +1306,27 @@ TEST_F(dev, small_reads_take_the_rings_in_turn)
 	}
 }
 
+/* Records in each CPU's order after the ones before them (last, ~0: none
+ * yet); counted in *got. */
+static void in_order(struct __test_metadata *_metadata, __u64 *last,
+		     const struct rtlat_record *r, ssize_t bytes, __u64 *got)
+{
+	ssize_t i;
+
+	EXPECT_EQ(0, bytes % (ssize_t)sizeof(*r));
+	for (i = 0; i < bytes / (ssize_t)sizeof(*r); i++, r++) {
+		EXPECT_LT(r->cpu, RTLAT_MAX_CPUS);
+		if (r->cpu >= RTLAT_MAX_CPUS)
+			continue;
+		if (last[r->cpu] != ~0ULL)
+			EXPECT_GT(r->seq, last[r->cpu]) TH_LOG("cpu %u: seq %llu after %llu",
+				r->cpu, (unsigned long long)r->seq,
+				(unsigned long long)last[r->cpu]);
+		last[r->cpu] = r->seq;
+		(*got)++;
+	}
+}
+
 /*
  * A read() whose buffer ends in an unmapped page: the record whose copy
  * faults stays queued. Every record produced reaches user space or is
@@ -1319,7 +1342,7 @@ TEST_F(dev, read_fault_loses_nothing)
 	struct rtlat_record *r;
 	char *map;
 	ssize_t n;
-	int i, k;
+	int i;
 
 	good = malloc(256 * sizeof(*good));
 	ASSERT_NE(NULL, good);
@@ -1334,17 +1357,6 @@ TEST_F(dev, read_fault_loses_nothing)
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
 	/* Each CPU's records come once and in order: seq strictly increasing. */
 	memset(last, 0xff, sizeof(last));
-#define SEEN(rec)                                                                  \
-	do {                                                                        \
-		ASSERT_LT((rec)->cpu, RTLAT_MAX_CPUS);                                  \
-		if (last[(rec)->cpu] != ~0ULL) {                                        \
-			ASSERT_GT((rec)->seq, last[(rec)->cpu])                         \
-				TH_LOG("cpu %u: seq %llu after %llu", (rec)->cpu,           \
-				       (unsigned long long)(rec)->seq,                      \
-				       (unsigned long long)last[(rec)->cpu]);               \
-		}                                                                       \
-		last[(rec)->cpu] = (rec)->seq;                                          \
-	} while (0)
 	for (i = 0; i < 40; i++) {
 		/* Room for one whole record, then the unmapped page. */
 		n = read(self->fd, map + pg - 64 - 32, 3 * 64);
@@ -1352,18 +1364,13 @@ TEST_F(dev, read_fault_loses_nothing)
 			break;
 		ASSERT_EQ(64, n) TH_LOG("read %d: %zd (%s)", i, n, strerror(errno));
 		r = (struct rtlat_record *)(map + pg - 64 - 32);
-		SEEN(r);
-		got++;
+		in_order(_metadata, last, r, n, &got);
 		/* Nothing mapped at all: EFAULT, nothing taken. */
 		ASSERT_EQ(-1, read(self->fd, map + pg, 64));
 		ASSERT_EQ(EFAULT, errno);
 	}
-	while ((n = read(self->fd, good, 256 * sizeof(*good))) > 0) {
-		for (k = 0; k < n / (ssize_t)sizeof(*good); k++)
-			SEEN(&good[k]);
-		got += n / sizeof(*good);
-	}
-#undef SEEN
+	while ((n = read(self->fd, good, 256 * sizeof(*good))) > 0)
+		in_order(_metadata, last, good, n, &got);
 	ASSERT_EQ(0, n);
 	ASSERT_EQ(0, status(self->fd, &s));
 	TH_LOG("read %llu, produced %llu delivered %llu dropped %llu", (unsigned long long)got,
@@ -1658,9 +1665,11 @@ TEST_F(dev, nothing_after_eof)
 /* A second reader thread of the same file sleeps interruptibly. */
 struct blocked_read {
 	int fd;
+	void *buf;	/* where to read len bytes, or NULL: one record, thrown away */
+	size_t len;
 	pid_t tid;
 	ssize_t rc;
-	int err;
+	int err, done;
 };
 
 static void *blocked_reader(void *arg)
@@ -1668,9 +1677,10 @@ static void *blocked_reader(void *arg)
 	struct blocked_read *b = arg;
 	struct rtlat_record r;
 
-	b->tid = gettid();
-	b->rc = read(b->fd, &r, sizeof(r));
+	__atomic_store_n(&b->tid, gettid(), __ATOMIC_RELEASE);
+	b->rc = b->buf ? read(b->fd, b->buf, b->len) : read(b->fd, &r, sizeof(r));
 	b->err = errno;
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -1722,6 +1732,129 @@ TEST_F(dev, second_reader_interruptible)
 		EXPECT_EQ(EINTR, b[i].err);
 	}
 	close(reader);
+	signal(SIGUSR1, SIG_DFL);
+}
+
+static int wait_done(struct blocked_read *b, int ms)
+{
+	for (; ms > 0 && !__atomic_load_n(&b->done, __ATOMIC_ACQUIRE); ms -= 10)
+		sleep_ms(10);
+	return __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The second reader of a file also waits interruptibly while the first
+ * sits in its copy to user space, its buffer faulting on slow memory (here
+ * a userfaultfd nobody serves yet; FUSE alike): a signal ends the wait
+ * with EINTR, an O_NONBLOCK read() does not wait (EAGAIN), and once the
+ * fault is served the first reader gets its records, nothing lost.
+ */
+TEST_F(dev, second_reader_behind_a_faulting_copy)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	static struct rtlat_record good[256];
+	long pg = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_copy copy = { 0 };
+	struct rtlat_record second;
+	__u64 got = 0, last[RTLAT_MAX_CPUS];
+	struct blocked_read b[2];
+	struct rtlat_config c;
+	struct rtlat_status s;
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	int uffd, flags, i;
+	char *map, *zero;
+	pthread_t t[2];
+	pid_t tid = 0;
+	ssize_t n;
+
+	/* Not UFFD_USER_MODE_ONLY: the fault to hold is the kernel's copy. */
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0 && errno == ENOSYS)
+		SKIP(return, "no userfaultfd() (CONFIG_USERFAULTFD is off)");
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	map = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	zero = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, zero);
+	reg.range.start = (unsigned long)map;
+	reg.range.len = pg;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+
+	default_config(&c);
+	c.ring_records = 4096;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	sleep_ms(300);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+
+	/* Reader 1 takes records and faults copying them: it waits there. */
+	b[0] = (struct blocked_read){ .fd = self->fd, .buf = map, .len = pg };
+	ASSERT_EQ(0, pthread_create(&t[0], NULL, blocked_reader, &b[0]));
+	pfd = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	ASSERT_EQ(1, poll(&pfd, 1, 10000)) TH_LOG("reader 1 never faulted");
+	ASSERT_EQ((ssize_t)sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+
+	/* Reader 2 waits for it, a sleep a signal ends. */
+	b[1] = (struct blocked_read){ .fd = self->fd, .buf = &second, .len = sizeof(second) };
+	ASSERT_EQ(0, pthread_create(&t[1], NULL, blocked_reader, &b[1]));
+	for (i = 0; i < 500; i++) {
+		tid = __atomic_load_n(&b[1].tid, __ATOMIC_ACQUIRE);
+		if (tid && task_state(tid) != 'R')
+			break;
+		sleep_ms(10);
+	}
+	sleep_ms(200);
+	EXPECT_EQ('S', task_state(tid)) TH_LOG("reader 2 in state %c", task_state(tid));
+	EXPECT_FALSE(__atomic_load_n(&b[1].done, __ATOMIC_ACQUIRE));
+
+	/* An O_NONBLOCK reader does not wait at all. */
+	flags = fcntl(self->fd, F_GETFL);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, flags | O_NONBLOCK));
+	n = read(self->fd, good, sizeof(good));
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, flags));
+
+	pthread_kill(t[1], SIGUSR1);
+	EXPECT_TRUE(wait_done(&b[1], 5000)) TH_LOG("reader 2 still in read() 5 s after a signal");
+
+	/* The fault served, reader 1 goes on. */
+	copy.dst = (unsigned long)map;
+	copy.src = (unsigned long)zero;
+	copy.len = pg;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_COPY, &copy)) TH_LOG("%s", strerror(errno));
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	EXPECT_EQ(-1, b[1].rc) TH_LOG("reader 2 read %zd", b[1].rc);
+	EXPECT_EQ(EINTR, b[1].err);
+	ASSERT_LT(0, b[0].rc) TH_LOG("reader 1: %s", strerror(b[0].err));
+
+	/* Everything produced was read once, in order, or counted dropped. */
+	memset(last, 0xff, sizeof(last));
+	if (n > 0)
+		in_order(_metadata, last, good, n, &got);
+	in_order(_metadata, last, (struct rtlat_record *)map, b[0].rc, &got);
+	if (b[1].rc > 0)
+		in_order(_metadata, last, &second, b[1].rc, &got);
+	while ((n = read(self->fd, good, sizeof(good))) > 0)
+		in_order(_metadata, last, good, n, &got);
+	ASSERT_EQ(0, n);
+	ASSERT_EQ(0, status(self->fd, &s));
+	TH_LOG("read %llu, produced %llu delivered %llu dropped %llu", (unsigned long long)got,
+	       (unsigned long long)s.produced, (unsigned long long)s.delivered,
+	       (unsigned long long)s.dropped);
+	EXPECT_EQ(s.delivered, got);
+	EXPECT_EQ(s.produced, s.delivered + s.dropped);
+	close(uffd);
+	munmap(zero, pg);
+	munmap(map, pg);
 	signal(SIGUSR1, SIG_DFL);
 }
 

@@ -350,11 +350,13 @@ pub(crate) fn read<S: Source, L: SessionLock<S>>(
         let seen = out.readers.generation(ctx);
         let n = {
             // A second reader of the same file waits here only while the
-            // first takes records, never while it sleeps for more.
+            // first takes records, never while it sleeps for more; and
+            // interruptibly, as the first may take long to copy them (its
+            // buffer faulting on slow memory: userfaultfd, FUSE).
             let mut next = if nonblock {
                 out.read_lock.try_lock(ctx).ok_or(EAGAIN)?
             } else {
-                out.read_lock.lock(ctx)
+                out.read_lock.lock_interruptible(ctx)?
             };
             fill(ctx, &*session, out, &mut next, &mut woken, iov)?
         };

@@ -312,6 +312,20 @@ mod tests {
     }
 
     #[test]
+    fn task_mutex_lock_interruptible_takes_the_same_lock() -> Result {
+        let c = counted()?;
+        // SAFETY: KUnit runs test cases in a sleepable kernel thread.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        {
+            let mut g = c.mutex.lock_interruptible(ctx)?;
+            *g += 3;
+            assert!(c.mutex.try_lock(ctx).is_none());
+        }
+        assert_eq!(*c.mutex.lock(ctx), 3);
+        Ok(())
+    }
+
+    #[test]
     fn guards_pin_the_cpu() -> Result {
         {
             let g = PreemptGuard::new();
