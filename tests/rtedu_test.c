@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/time.h>
@@ -140,6 +141,16 @@ static int write_file(const char *path, const char *s)
 	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
 	close(fd);
 	return ok ? 0 : -1;
+}
+
+/* Binds device `name` again and waits for its device file `dev`. */
+static int bind_again(const char *name, const char *dev)
+{
+	if (write_file(DRIVER "/bind", name))
+		return -1;
+	for (int k = 0; k < 100 && access(dev, F_OK); k++)
+		usleep(20000);
+	return access(dev, F_OK);
 }
 
 /* The PCI command register of a device (bit 2: bus master), or -1. */
@@ -882,6 +893,53 @@ TEST(dma_interrupted_then_unbind)
 	EXPECT_EQ(0, memcmp(b, want, RTEDU_DMA_MAX));
 	munmap((void *)bar, 4096);
 	close(fd);
+}
+
+/*
+ * Unbinding stops the session, not the reading of it: the records queued
+ * before the unbind are still read, then read() fails with ENODEV. poll()
+ * says readable, with EPOLLERR, meanwhile.
+ */
+TEST(unbind_keeps_queued_records)
+{
+	static struct rtlat_record recs[64];
+	struct rtlat_config c = config_default();
+	struct pollfd p;
+	unsigned long long seq = 0;
+	char name[32];
+	int fd, n = 0, err;
+	ssize_t r;
+
+	OPEN_DEV(DEV1, fd);
+	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
+	c.stages &= ~(1 << RTLAT_STAGE_USER);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
+	/* Records queue up: no one reads them yet. */
+	usleep(300000);
+	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
+	/* Never blocks once the stream ended; a hang would not tell why. */
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLIN | POLLERR, p.revents & (POLLIN | POLLERR))
+		TH_LOG("poll() after unbind: revents %#x", p.revents);
+	while ((r = read(fd, recs, sizeof(recs))) > 0) {
+		for (int k = 0; k < r / (ssize_t)sizeof(recs[0]); k++) {
+			EXPECT_LT(seq, recs[k].seq);
+			seq = recs[k].seq;
+			EXPECT_LE(0, recs[k].lat_ns[RTLAT_STAGE_IRQ]);
+		}
+		n += r / sizeof(recs[0]);
+	}
+	err = errno;
+	EXPECT_LT(0, n) TH_LOG("no queued record read after unbind: read() %zd, %s", r,
+			       strerror(err));
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(ENODEV, err) TH_LOG("the end of the records: %s", strerror(err));
+	TH_LOG("%d records read after unbind", n);
+	close(fd);
+	ASSERT_EQ(0, bind_again(name, DEV1)) TH_LOG("bind %s: %s", name, strerror(errno));
 }
 
 /* Last: once every file is closed, the module unloads cleanly. */
