@@ -143,6 +143,23 @@ static int write_file(const char *path, const char *s)
 	return ok ? 0 : -1;
 }
 
+/* How many times a device is enabled (pci_enable_device()), or -1. */
+static int pci_enable_count(const char *name)
+{
+	char path[128];
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/enable", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
 /* Binds device `name` again and waits for its device file `dev`. */
 static int bind_again(const char *name, const char *dev)
 {
@@ -940,6 +957,54 @@ TEST(unbind_keeps_queued_records)
 	TH_LOG("%d records read after unbind", n);
 	close(fd);
 	ASSERT_EQ(0, bind_again(name, DEV1)) TH_LOG("bind %s: %s", name, strerror(errno));
+}
+
+/*
+ * A probe that fails once the device is enabled leaves it as it found it:
+ * bus mastering off, the enable count where it was. The probe fails at
+ * the identification check: BAR 0 is moved to 0 in the config space,
+ * behind the kernel's back, so the registers the driver maps answer as no
+ * edu device does.
+ */
+TEST(failed_probe_disables_device)
+{
+	char name[32], path[128];
+	uint32_t bar0, zero = 0;
+	int fd, cfg, cmd, before, after, ret, err;
+
+	OPEN_DEV(DEV1, fd);
+	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
+	close(fd);
+	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", name);
+	cfg = open(path, O_RDWR);
+	ASSERT_LE(0, cfg) TH_LOG("%s: %s", path, strerror(errno));
+	ASSERT_EQ(4, pread(cfg, &bar0, 4, 0x10));
+	before = pci_enable_count(name);
+	ASSERT_EQ(4, pwrite(cfg, &zero, 4, 0x10));
+	ret = write_file(DRIVER "/bind", name);
+	err = errno;
+	cmd = pci_command(name);
+	after = pci_enable_count(name);
+	/* BAR 0 back in place before anything can fail. */
+	ASSERT_EQ(4, pwrite(cfg, &bar0, 4, 0x10));
+	close(cfg);
+	EXPECT_EQ(-1, ret) TH_LOG("bound with BAR 0 moved away");
+	EXPECT_EQ(ENODEV, err) TH_LOG("bind: %s", strerror(err));
+	ASSERT_LE(0, cmd);
+	EXPECT_EQ(0, cmd & 0x4) TH_LOG("bus mastering on after a failed probe (command %#x)", cmd);
+	EXPECT_EQ(before, after) TH_LOG("enabled %d times before the failed probe, %d after",
+					before, after);
+
+	/* Bound again: a working device. */
+	ASSERT_EQ(0, bind_again(name, DEV1)) TH_LOG("bind %s: %s", name, strerror(errno));
+	fd = open(DEV1, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_NE(0, pci_command(name) & 0x4);
+	struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 5 };
+	EXPECT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f)) TH_LOG("after bind: %s", strerror(errno));
+	EXPECT_EQ(120, f.result);
+	close(fd);
 }
 
 /* Last: once every file is closed, the module unloads cleanly. */
