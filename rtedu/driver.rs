@@ -45,6 +45,7 @@ use crate::{
             Readers,
             Sessions, //
         },
+        pci::EnabledMaster,
     },
     INSTANCES, MAX_INSTANCES, NAMES,
 };
@@ -102,9 +103,11 @@ kernel::pci_device_table!(
 );
 
 /// Driver data of a bound device. Fields drop in order: the device file
-/// first, then the interrupt, then the vectors. `irq` must stay declared
-/// before `vectors`: the interrupt is freed (`free_irq`) before its vectors
-/// (`pci_free_irq_vectors`).
+/// first, then the interrupt, then the vectors, and the device is disabled
+/// last. `irq` must stay declared before `vectors`: the interrupt is freed
+/// (`free_irq`) before its vectors (`pci_free_irq_vectors`). `enabled`
+/// must stay declared last: it is initialised first, so a probe that fails
+/// drops it last too.
 #[pin_data(PinnedDrop)]
 pub(crate) struct RteduData<'bound> {
     #[pin]
@@ -114,6 +117,7 @@ pub(crate) struct RteduData<'bound> {
     vectors: pci::IrqVectorRegistration<'bound>,
     inst: Arc<Instance>,
     slot: Slot,
+    enabled: EnabledMaster<'bound>,
 }
 
 #[pinned_drop]
@@ -171,8 +175,9 @@ impl pci::Driver for RteduDriver {
         _info: Option<&'bound Self::IdInfo>,
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
         pin_init::pin_init_scope(move || {
-            pdev.enable_device_mem()?;
-            pdev.set_master();
+            // From here on, a failed probe turns bus mastering off and
+            // disables the device again.
+            let enabled = EnabledMaster::new(pdev)?;
             let bar = pdev.iomap_region_sized::<{ regs::END }>(0, c"rtedu")?;
             let ident = check_device(pdev, &bar)?;
             let bar = bar.into_devres()?;
@@ -261,7 +266,9 @@ impl pci::Driver for RteduDriver {
             // INTx lines may be shared with other devices.
             let shared = irq_type == 0;
             Ok(try_pin_init!(&this in RteduData {
-                // The vectors first: the interrupt request borrows them.
+                // First in, last out on a failure.
+                enabled,
+                // The vectors next: the interrupt request borrows them.
                 vectors,
                 irq <- {
                     // SAFETY: `vectors` was written just above into the

@@ -150,12 +150,17 @@ impl MiscDevice for RteduFile {
     fn read_iter(mut kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {
         let nonblock = rtrs::file::kiocb_nonblock(&mut kiocb);
         let me = kiocb.file();
-        if me.inst.gone() {
-            return Err(ENODEV);
-        }
         // SAFETY: File operations run in task context and may sleep.
         let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::read(ctx, &me.inst.sessions, me.id, nonblock, iov)
+        // Not refused once the device is gone: the session's queued
+        // records are still read, then `ENODEV` (`Source::gone`).
+        let room = iov.len() >= rtrs::uapi::RECORD_SIZE;
+        match measure::read(ctx, &me.inst.sessions, me.id, nonblock, iov) {
+            // No session to read (`EINVAL` with room for a record), on a
+            // device that is gone.
+            Err(e) if e == EINVAL && room && me.inst.gone() => Err(ENODEV),
+            r => r,
+        }
     }
 
     fn show_fdinfo(this: &Self, m: &SeqFile, _file: &File) {
@@ -169,11 +174,15 @@ impl rtrs::file::Poll for RteduFile {
     fn poll(file: &File, table: &PollTable<'_>) -> c_uint {
         // SAFETY: `poll` is only called on open files of this device.
         let me = unsafe { rtrs::file::private::<RteduFile>(file) };
-        if me.inst.gone() {
-            return rtrs::file::POLL_ERR | rtrs::file::POLL_HUP;
-        }
         // SAFETY: File operations run in task context and may sleep.
         let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::poll(ctx, &me.inst.sessions, file, me.id, table)
+        // Readable while the session's queued records last, gone or not.
+        let mask = measure::poll(ctx, &me.inst.sessions, file, me.id, table);
+        if me.inst.gone() {
+            // With or without a session to read.
+            mask | rtrs::file::POLL_ERR | rtrs::file::POLL_HUP
+        } else {
+            mask
+        }
     }
 }

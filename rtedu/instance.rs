@@ -40,6 +40,7 @@ use crate::{
         context::Sleepable,
         irq::IrqThread,
         measure::{
+            self,
             Sessions,
             Source as _, //
         },
@@ -271,8 +272,10 @@ impl Instance {
     /// device's DMA.
     pub(crate) fn detach(&self, ctx: &Sleepable, pdev: &pci::Device<Core<'_>>) {
         self.gone.store(true, Release);
-        let session = self.sessions.lock(ctx).take();
-        if let Some(s) = session {
+        // The session stays in place, stopped: its files read the records
+        // it queued, then `ENODEV`. Its owner's close frees it, as before
+        // an unbind.
+        if let Some(s) = measure::session(ctx, &self.sessions) {
             s.stop(ctx, StopReason::User);
         }
         // A session a file still holds (configured, or raced with the

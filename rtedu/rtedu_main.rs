@@ -32,9 +32,9 @@
 //! are read), wakes and waits out the device operations, waits for a DMA
 //! transfer that an interrupted operation left running, turns bus mastering
 //! off and frees the DMA buffer (or keeps it, if the device does not get
-//! idle), then frees the interrupt and the vectors; the BAR mapping is
-//! revoked by devres after that. Every later file operation fails with
-//! `ENODEV`.
+//! idle), then frees the interrupt and the vectors and disables the
+//! device; the BAR mapping is revoked by devres after that. Every later
+//! file operation fails with `ENODEV`.
 //!
 //! # Files
 //!

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What a PCI driver needs of its device that `kernel::pci::Device` (7.3)
-//! does not offer: turning bus mastering off again, and the PCI domain.
+//! does not offer: turning bus mastering off again, disabling the device
+//! when its binding ends, and the PCI domain.
 
 use kernel::{
     bindings,
     device::{
+        Bound,
         Core,
         DeviceContext, //
     },
-    pci, //
+    pci,
+    prelude::*, //
 };
 
 use super::ffi;
@@ -32,6 +35,43 @@ pub(crate) fn clear_master(pdev: &pci::Device<Core<'_>>) {
     // `pci::Device`); the `Core` context means the driver core holds the
     // device lock (probe, unbind), as for `set_master`.
     unsafe { bindings::pci_clear_master(raw(pdev)) };
+}
+
+/// A device enabled (`pci_enable_device_mem()`) and made bus master
+/// (`pci_set_master()`) by its driver, for as long as this lives. Dropping
+/// it undoes both in the order of the C drivers' error and remove paths:
+/// `pci_clear_master()`, then `pci_disable_device()`. Made in probe and
+/// kept in the driver data, it is dropped by a probe that fails after it,
+/// or at the end of the binding.
+///
+/// # Invariants
+///
+/// `dev` was enabled once by [`EnabledMaster::new`], and only the drop of
+/// this disables it again.
+pub(crate) struct EnabledMaster<'a> {
+    dev: &'a pci::Device<Bound>,
+}
+
+impl<'a> EnabledMaster<'a> {
+    /// Enables `pdev`'s memory space and makes it bus master.
+    pub(crate) fn new(pdev: &'a pci::Device<Core<'_>>) -> Result<Self> {
+        pdev.enable_device_mem()?;
+        pdev.set_master();
+        // INVARIANT: Enabled just above, once.
+        Ok(Self { dev: pdev })
+    }
+}
+
+impl Drop for EnabledMaster<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `raw(self.dev)` is a valid `struct pci_dev` (the type
+        // invariant of `pci::Device`).
+        unsafe { bindings::pci_clear_master(raw(self.dev)) };
+        // SAFETY: As above. `new` enabled the device once, and nothing but
+        // this disables it (type invariant): the enable count stays
+        // balanced.
+        unsafe { bindings::pci_disable_device(raw(self.dev)) };
+    }
 }
 
 /// The PCI domain (segment) of `pdev` (`pci_domain_nr(pdev->bus)`): the

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/time.h>
@@ -140,6 +141,33 @@ static int write_file(const char *path, const char *s)
 	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
 	close(fd);
 	return ok ? 0 : -1;
+}
+
+/* How many times a device is enabled (pci_enable_device()), or -1. */
+static int pci_enable_count(const char *name)
+{
+	char path[128];
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/enable", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+/* Binds device `name` again and waits for its device file `dev`. */
+static int bind_again(const char *name, const char *dev)
+{
+	if (write_file(DRIVER "/bind", name))
+		return -1;
+	for (int k = 0; k < 100 && access(dev, F_OK); k++)
+		usleep(20000);
+	return access(dev, F_OK);
 }
 
 /* The PCI command register of a device (bit 2: bus master), or -1. */
@@ -881,6 +909,101 @@ TEST(dma_interrupted_then_unbind)
 	EXPECT_EQ(0, ioctl(fd, RTEDU_IOC_DMA, &d)) TH_LOG("after bind: %s", strerror(errno));
 	EXPECT_EQ(0, memcmp(b, want, RTEDU_DMA_MAX));
 	munmap((void *)bar, 4096);
+	close(fd);
+}
+
+/*
+ * Unbinding stops the session, not the reading of it: the records queued
+ * before the unbind are still read, then read() fails with ENODEV. poll()
+ * says readable, with EPOLLERR, meanwhile.
+ */
+TEST(unbind_keeps_queued_records)
+{
+	static struct rtlat_record recs[64];
+	struct rtlat_config c = config_default();
+	struct pollfd p;
+	unsigned long long seq = 0;
+	char name[32];
+	int fd, n = 0, err;
+	ssize_t r;
+
+	OPEN_DEV(DEV1, fd);
+	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
+	c.stages &= ~(1 << RTLAT_STAGE_USER);
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
+	/* Records queue up: no one reads them yet. */
+	usleep(300000);
+	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
+	/* Never blocks once the stream ended; a hang would not tell why. */
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLIN | POLLERR, p.revents & (POLLIN | POLLERR))
+		TH_LOG("poll() after unbind: revents %#x", p.revents);
+	while ((r = read(fd, recs, sizeof(recs))) > 0) {
+		for (int k = 0; k < r / (ssize_t)sizeof(recs[0]); k++) {
+			EXPECT_LT(seq, recs[k].seq);
+			seq = recs[k].seq;
+			EXPECT_LE(0, recs[k].lat_ns[RTLAT_STAGE_IRQ]);
+		}
+		n += r / sizeof(recs[0]);
+	}
+	err = errno;
+	EXPECT_LT(0, n) TH_LOG("no queued record read after unbind: read() %zd, %s", r,
+			       strerror(err));
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(ENODEV, err) TH_LOG("the end of the records: %s", strerror(err));
+	TH_LOG("%d records read after unbind", n);
+	close(fd);
+	ASSERT_EQ(0, bind_again(name, DEV1)) TH_LOG("bind %s: %s", name, strerror(errno));
+}
+
+/*
+ * A probe that fails once the device is enabled leaves it as it found it:
+ * bus mastering off, the enable count where it was. The probe fails at
+ * the identification check: BAR 0 is moved to 0 in the config space,
+ * behind the kernel's back, so the registers the driver maps answer as no
+ * edu device does.
+ */
+TEST(failed_probe_disables_device)
+{
+	char name[32], path[128];
+	uint32_t bar0, zero = 0;
+	int fd, cfg, cmd, before, after, ret, err;
+
+	OPEN_DEV(DEV1, fd);
+	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
+	close(fd);
+	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", name);
+	cfg = open(path, O_RDWR);
+	ASSERT_LE(0, cfg) TH_LOG("%s: %s", path, strerror(errno));
+	ASSERT_EQ(4, pread(cfg, &bar0, 4, 0x10));
+	before = pci_enable_count(name);
+	ASSERT_EQ(4, pwrite(cfg, &zero, 4, 0x10));
+	ret = write_file(DRIVER "/bind", name);
+	err = errno;
+	cmd = pci_command(name);
+	after = pci_enable_count(name);
+	/* BAR 0 back in place before anything can fail. */
+	ASSERT_EQ(4, pwrite(cfg, &bar0, 4, 0x10));
+	close(cfg);
+	EXPECT_EQ(-1, ret) TH_LOG("bound with BAR 0 moved away");
+	EXPECT_EQ(ENODEV, err) TH_LOG("bind: %s", strerror(err));
+	ASSERT_LE(0, cmd);
+	EXPECT_EQ(0, cmd & 0x4) TH_LOG("bus mastering on after a failed probe (command %#x)", cmd);
+	EXPECT_EQ(before, after) TH_LOG("enabled %d times before the failed probe, %d after",
+					before, after);
+
+	/* Bound again: a working device. */
+	ASSERT_EQ(0, bind_again(name, DEV1)) TH_LOG("bind %s: %s", name, strerror(errno));
+	fd = open(DEV1, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_NE(0, pci_command(name) & 0x4);
+	struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 5 };
+	EXPECT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f)) TH_LOG("after bind: %s", strerror(errno));
+	EXPECT_EQ(120, f.result);
 	close(fd);
 }
 

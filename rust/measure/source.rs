@@ -136,14 +136,6 @@ impl<S> Sessions<S> {
         core::mem::replace(&mut self.readers, readers)
     }
 
-    /// Takes the session away (the device is going): the caller stops it.
-    /// A reader that attached keeps its session, stopped by the caller: it
-    /// reads it to its end.
-    pub(crate) fn take(&mut self) -> Option<Arc<S>> {
-        self.owner = 0;
-        self.session.take()
-    }
-
     /// The session file `id` attached to, if it did.
     fn kept_by(&self, id: u64) -> Option<&Arc<S>> {
         self.kept.as_ref().filter(|_| self.attached == id)
