@@ -508,7 +508,7 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
     let st = out.status();
     seq_print!(
         m,
-        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {} deadline_misses {} stages {} deadline_ns {} priority {} threshold_ns {},{},{},{}\n",
+        "{}: state {} stop_reason {} period_ns {} produced {} delivered {} dropped {} missed {} deadline_misses {} stages {} deadline_ns {} priority {} threshold_ns {},{},{},{} ring_records {}\n",
         name,
         st.state,
         st.stop_reason,
@@ -524,7 +524,9 @@ pub(crate) fn fdinfo<S: Source, L: SessionLock<S>>(
         out.config.threshold_ns[Stage::Irq],
         out.config.threshold_ns[Stage::Thread],
         out.config.threshold_ns[Stage::User],
-        out.config.threshold_ns[Stage::Response]
+        out.config.threshold_ns[Stage::Response],
+        // Every channel's ring has the same size.
+        out.chans.first().map_or(0, |c| c.ring.capacity())
     );
     for chan in out.chans.iter() {
         for (stage, s) in Stage::ALL.into_iter().zip(chan.stats.iter()) {
