@@ -33,7 +33,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 51
+ktap_set_plan 54
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -143,14 +143,17 @@ else
 	ktap_test_fail "run --stages irq --user: refused with a reason"
 fi
 
-rtlat hist --duration 1s -q >"$tmp/hist" 2>&1
+# Buckets of 10 µs, 8 of them, empty ones kept: the rows are 0 to 70, each
+# once, and the rest is "over".
+rtlat hist --duration 1s -q -b 10 -E 8 --with-zeros >"$tmp/hist" 2>&1
 rc=$?
+rows=$(awk '/^[0-9]+ / { printf "%s ", $1 }' "$tmp/hist")
 if [ $rc = 0 ] && grep -q '^# RTLA timerlat histogram' "$tmp/hist" && grep -q '^count:' "$tmp/hist" &&
-	grep -q '^p99.9999:' "$tmp/hist"; then
-	ktap_test_pass "hist: rtla-shaped histogram with percentiles"
+	grep -q '^over:' "$tmp/hist" && grep -q '^p99.9999:' "$tmp/hist" && [ "$rows" = "0 10 20 30 40 50 60 70 " ]; then
+	ktap_test_pass "hist -b 10 -E 8 --with-zeros: rtla-shaped, rows 0 to 70 µs, percentiles"
 else
-	ktap_print_msg "exit $rc: $(head -5 "$tmp/hist")"
-	ktap_test_fail "hist: rtla-shaped histogram with percentiles"
+	ktap_print_msg "exit $rc, rows '$rows': $(head -5 "$tmp/hist")"
+	ktap_test_fail "hist -b 10 -E 8 --with-zeros: rtla-shaped, rows 0 to 70 µs, percentiles"
 fi
 
 rtlat run --duration 20s --threshold thread=1 -q --json "$tmp/trip.json" --trace "$tmp/trip.trace" >"$tmp/out" 2>&1
@@ -172,10 +175,11 @@ else
 fi
 # No trip, no trace (said; a hangup ends the run as Ctrl-C does, the
 # instance removed); a file that cannot be written: refused before anything
-# is measured.
-rtlat run --duration 20s --threshold thread=10000000 -q --trace "$tmp/none.trace" >"$tmp/out" 2>&1 &
+# is measured. (The run also has rings of --ring's size: its fdinfo says.)
+rtlat run --duration 20s --threshold thread=10000000 -q --trace "$tmp/none.trace" --ring 64 >"$tmp/out" 2>&1 &
 p=$!
 sleep 3
+ring=$(cat /proc/$p/fdinfo/* 2>/dev/null | sed -n 's/^rtlat: state .* ring_records \([0-9]*\)$/\1/p')
 kill -HUP $p
 wait $p
 rc=$?
@@ -191,6 +195,14 @@ else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out"); exit $rc2 after $took s: $(cat "$tmp/out2")"
 	ktap_test_fail "--trace: none without a trip, a hangup ending the run; an unwritable file refused at once"
 fi
+
+if [ "$ring" = 64 ]; then
+	ktap_test_pass "--ring 64: the session's rings hold 64 records (its fdinfo)"
+else
+	ktap_print_msg "fdinfo says ring_records '$ring'"
+	ktap_test_fail "--ring 64: the session's rings hold 64 records (its fdinfo)"
+fi
+exits "--ring 1000: exit 2, a power of two asked for" 2 "'1000' records: a power of two from 1 to" rtlat run --ring 1000 -d 1s
 
 rtlat run --user --period 5000 --duration 20s --threshold user=1 -q >"$tmp/out" 2>&1
 rc=$?
@@ -216,6 +228,23 @@ else
 fi
 exits "gates passed: exit 0" 0 "gate thread.p99>1000ms: passed" \
 	rtlat run --duration 1s -q --fail-if 'thread.p99>1000ms' --max-dropped 1000000000
+# A failing --max-dropped gate: the tool stopped for a second while its
+# one-record rings fill at 1 kHz. The drops are counted, and fail the run.
+rtlat run --ring 1 --duration 3s -q --max-dropped 0 --json "$tmp/drop.json" >"$tmp/out" 2>&1 &
+p=$!
+sleep 1
+kill -STOP $p
+sleep 1
+kill -CONT $p
+wait $p
+rc=$?
+if [ $rc = 4 ] && grep -qE '^rtlat: gate dropped>0: FAILED \([1-9][0-9]* dropped\)' "$tmp/out" &&
+	grep -q '"expr": "dropped>0"' "$tmp/drop.json" && grep -q '"exit_code": 4' "$tmp/drop.json"; then
+	ktap_test_pass "--max-dropped 0 with records dropped: exit 4, the gate failed"
+else
+	ktap_print_msg "exit $rc: $(tail -5 "$tmp/out")"
+	ktap_test_fail "--max-dropped 0 with records dropped: exit 4, the gate failed"
+fi
 # --raw: every record delivered, as it came. The JSON's totals say how many
 # the reader was given (delivered); the file holds each once, after its
 # header (a CSV header line, a 32-byte binary header).
