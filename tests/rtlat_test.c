@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/rtlat.h>
 #include <linux/userfaultfd.h>
 #include "kselftest_harness.h"
@@ -287,41 +288,127 @@ TEST_F(dev, lifecycle_errors)
 	close(other);
 }
 
-TEST(not_root)
+/* What a file may ask for only with capabilities, and which. */
+#define NEEDS_RT	1	/* CAP_SYS_NICE and CAP_SYS_ADMIN */
+#define NEEDS_PERFMON	2	/* CAP_PERFMON or CAP_SYS_ADMIN */
+
+struct priv_ioctl {
+	const char *name;
+	unsigned long cmd;
+	void *arg;
+	int needs;
+};
+
+/*
+ * The privileged ioctls as a table. Each has a request that root, as the
+ * owner of a configured blame session not started, gets 0 for, in this
+ * order. c: a config of the current layout, for CPU 0, with
+ * RTLAT_CFG_BLAME; v1 and v2: the same in the older layouts' sizes.
+ */
+static void priv_ioctls(struct priv_ioctl *t, struct rtlat_config *c, struct rtlat_config *v1,
+			struct rtlat_config *v2, struct rtlat_blame *b)
+{
+	default_config(c);
+	c->cpus[0] = 1;
+	c->flags = RTLAT_CFG_BLAME;
+	*v1 = *c;
+	v1->size = RTLAT_CONFIG_SIZE_V1;
+	*v2 = *c;
+	v2->size = RTLAT_CONFIG_SIZE_V2;
+	memset(b, 0, sizeof(*b));
+	b->size = sizeof(*b);
+	b->version = RTLAT_VERSION;
+	t[0] = (struct priv_ioctl){ "CONFIG", RTLAT_IOC_CONFIG, c, NEEDS_RT };
+	t[1] = (struct priv_ioctl){ "CONFIG_V2", RTLAT_IOC_CONFIG_V2, v2, NEEDS_RT };
+	t[2] = (struct priv_ioctl){ "CONFIG_V1", RTLAT_IOC_CONFIG_V1, v1, NEEDS_RT };
+	t[3] = (struct priv_ioctl){ "START", RTLAT_IOC_START, NULL, NEEDS_RT };
+	t[4] = (struct priv_ioctl){ "BLAME", RTLAT_IOC_BLAME, b, NEEDS_PERFMON };
+}
+
+#define NR_PRIV_IOCTLS 5
+
+/*
+ * In a child that dropped what it lacks (lacks: NEEDS_*): each privileged
+ * ioctl on fd is EPERM if it needs what the child lacks, else 0. Returns
+ * how many answered otherwise, each said.
+ */
+static int priv_ioctls_answer(int fd, int lacks)
 {
 	static struct rtlat_blame b;
-	struct rtlat_config c;
+	struct rtlat_config c, v1, v2;
+	struct priv_ioctl t[NR_PRIV_IOCTLS];
+	int i, rc, bad = 0, want;
+
+	priv_ioctls(t, &c, &v1, &v2, &b);
+	for (i = 0; i < NR_PRIV_IOCTLS; i++) {
+		want = (t[i].needs & lacks) ? EPERM : 0;
+		errno = 0;
+		rc = ioctl(fd, t[i].cmd, t[i].arg);
+		if (rc != (want ? -1 : 0) || (want && errno != want)) {
+			dprintf(2, "# %s: %d (%s), want %s\n", t[i].name, rc, strerror(errno),
+				want ? "EPERM" : "0");
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/*
+ * A file that owns a configured blame session, for a child to use: each
+ * privileged ioctl would succeed on it (the parent checks that after the
+ * children, as root).
+ */
+static int priv_session(struct __test_metadata *_metadata)
+{
+	static struct rtlat_blame b;
+	struct rtlat_config c, v1, v2;
+	struct priv_ioctl t[NR_PRIV_IOCTLS];
+	int fd = open_dev(0);
+
+	EXPECT_LE(0, fd);
+	priv_ioctls(t, &c, &v1, &v2, &b);
+	EXPECT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
+	return fd;
+}
+
+/* Root answers each privileged ioctl of the table on fd with 0. */
+static void priv_ioctls_for_root(struct __test_metadata *_metadata, int fd)
+{
+	static struct rtlat_blame b;
+	struct rtlat_config c, v1, v2;
+	struct priv_ioctl t[NR_PRIV_IOCTLS];
+	int i;
+
+	priv_ioctls(t, &c, &v1, &v2, &b);
+	for (i = 0; i < NR_PRIV_IOCTLS; i++) {
+		const char *name = t[i].name;
+
+		EXPECT_EQ(0, ioctl(fd, t[i].cmd, t[i].arg)) TH_LOG("root: %s: %s", name,
+								    strerror(errno));
+	}
+	EXPECT_EQ(0, ioctl(fd, RTLAT_IOC_STOP));
+}
+
+TEST(not_root)
+{
 	int fd, st;
 	pid_t pid;
 
 	if (!module_loaded() || geteuid() != 0)
 		SKIP(return, "needs root and the module");
-	fd = open_dev(0);
+	fd = priv_session(_metadata);
 	ASSERT_LE(0, fd);
-	/* A session that explains, for BLAME below. */
-	default_config(&c);
-	c.cpus[0] = 1;
-	c.flags = RTLAT_CFG_BLAME;
-	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
-	memset(&b, 0, sizeof(b));
-	b.size = sizeof(b);
-	b.version = RTLAT_VERSION;
-	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_BLAME, &b));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		default_config(&c);
 		if (setgid(65534) || setuid(65534))
-			_exit(2);
-		/* Even with an inherited fd, configuring needs privileges. */
-		if (ioctl(fd, RTLAT_IOC_CONFIG, &c) == 0 || errno != EPERM)
+			_exit(100);
+		/* Even with an inherited fd of the owner, every privileged
+		 * ioctl is refused: CONFIG of each layout, START, and BLAME,
+		 * whose answer names other tasks (what perf asks CAP_PERFMON
+		 * for). */
+		if (priv_ioctls_answer(fd, NEEDS_RT | NEEDS_PERFMON))
 			_exit(1);
-		/* Nor START, nor BLAME: its answer names other tasks (what
-		 * perf asks CAP_PERFMON for). */
-		if (ioctl(fd, RTLAT_IOC_START) == 0 || errno != EPERM)
-			_exit(4);
-		if (ioctl(fd, RTLAT_IOC_BLAME, &b) == 0 || errno != EPERM)
-			_exit(5);
 		/* And the node itself is root-only. */
 		if (open(DEV, O_RDWR) >= 0 || errno != EACCES)
 			_exit(3);
@@ -330,7 +417,68 @@ TEST(not_root)
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_TRUE(WIFEXITED(st));
 	ASSERT_EQ(0, WEXITSTATUS(st));
+	/* Each request was refused for the capabilities alone. */
+	priv_ioctls_for_root(_metadata, fd);
 	close(fd);
+}
+
+/* Clears caps from the calling thread's effective set; 0 or -1. */
+static int drop_caps(const int *caps, int n)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	int i;
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	for (i = 0; i < n; i++)
+		d[CAP_TO_INDEX(caps[i])].effective &= ~CAP_TO_MASK(caps[i]);
+	return syscall(SYS_capset, &h, d) ? -1 : 0;
+}
+
+/*
+ * Root without a capability a privileged ioctl needs is refused that
+ * ioctl (EPERM), and only those ioctls: configuring and starting need
+ * both CAP_SYS_NICE and CAP_SYS_ADMIN, BLAME either CAP_PERFMON or
+ * CAP_SYS_ADMIN.
+ */
+TEST(root_short_of_capabilities)
+{
+	static const struct {
+		const char *what;
+		int caps[2], n, lacks;
+	} rows[] = {
+		{ "without CAP_SYS_NICE", { CAP_SYS_NICE }, 1, NEEDS_RT },
+		{ "without CAP_SYS_ADMIN", { CAP_SYS_ADMIN }, 1, NEEDS_RT },
+		{ "without CAP_SYS_ADMIN and CAP_PERFMON", { CAP_SYS_ADMIN, CAP_PERFMON }, 2,
+		  NEEDS_RT | NEEDS_PERFMON },
+	};
+	int fd, st, i;
+	pid_t pid;
+
+	if (!module_loaded() || geteuid() != 0)
+		SKIP(return, "needs root and the module");
+	for (i = 0; i < (int)(sizeof(rows) / sizeof(rows[0])); i++) {
+		/* A session of its own: a row that got through changes none
+		 * of the others'. */
+		fd = priv_session(_metadata);
+		ASSERT_LE(0, fd);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			if (drop_caps(rows[i].caps, rows[i].n))
+				_exit(100);
+			_exit(priv_ioctls_answer(fd, rows[i].lacks) ? 1 : 0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		ASSERT_TRUE(WIFEXITED(st));
+		EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("%s: %s", rows[i].what,
+						     WEXITSTATUS(st) == 100 ? "capset failed" :
+						     "answered otherwise (above)");
+		/* Each request was refused for the capabilities alone. */
+		priv_ioctls_for_root(_metadata, fd);
+		close(fd);
+	}
 }
 
 /* Reads every record until EOF; checks per-CPU order and stage plausibility. */
@@ -1483,6 +1631,7 @@ static void on_signal(int sig)
 
 struct lone_wait {
 	int fd, cpu, rc, err, ready, done;
+	pid_t tid;
 };
 
 static void *lone_user_wait(void *arg)
@@ -1498,6 +1647,7 @@ static void *lone_user_wait(void *arg)
 		__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
 		return NULL;
 	}
+	l->tid = gettid();
 	__atomic_store_n(&l->ready, 1, __ATOMIC_RELEASE);
 	l->rc = ioctl(l->fd, RTLAT_IOC_USER_WAIT, &r);
 	l->err = errno;
@@ -2168,6 +2318,275 @@ TEST_F(dev, cpus_past_256)
 			from_hi += recs[i].cpu == (unsigned int)hi;
 	EXPECT_EQ(0, n);
 	EXPECT_EQ(st.produced, from_hi);
+}
+
+/* The global tracing switch, "/sys/kernel/tracing/tracing_on": 0 or 1, -1. */
+static int tracing_on(void)
+{
+	FILE *f = fopen("/sys/kernel/tracing/tracing_on", "r");
+	int on = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &on) != 1)
+		on = -1;
+	fclose(f);
+	return on;
+}
+
+static int set_tracing_on(int on)
+{
+	FILE *f = fopen("/sys/kernel/tracing/tracing_on", "w");
+	int rc;
+
+	if (!f)
+		return -1;
+	rc = fprintf(f, "%d", on) < 0;
+	rc |= fclose(f) != 0;
+	return rc ? -1 : 0;
+}
+
+/*
+ * A threshold trip turns the kernel's tracing off (the global tracing_on)
+ * when the session asks for it with RTLAT_CFG_TRACING_OFF, and only then.
+ * It changes global state: tracing_on is set back to 1 before anything is
+ * asserted.
+ */
+TEST_F(dev, trip_turns_tracing_off_if_asked)
+{
+	static const __u32 flags[] = { 0, RTLAT_CFG_TRACING_OFF };
+	struct rtlat_config c;
+	struct rtlat_status s;
+	int i, on;
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, set_tracing_on(1)) TH_LOG("no /sys/kernel/tracing/tracing_on");
+		default_config(&c);
+		c.cpus[0] = 1;
+		c.threshold_ns[RTLAT_STAGE_THREAD] = 1;
+		c.flags = flags[i];
+		run_until_stopped(_metadata, self->fd, &c, &s);
+		on = tracing_on();
+		ASSERT_EQ(0, set_tracing_on(1));
+		ASSERT_EQ(RTLAT_STOP_THRESHOLD, s.stop_reason);
+		EXPECT_EQ(flags[i] ? 0 : 1, on) TH_LOG("flags %#x: tracing_on %d after the trip",
+						      flags[i], on);
+	}
+}
+
+/* A thread spinning on one CPU, at SCHED_FIFO prio (0: SCHED_OTHER), for
+ * ns (0: until stop is set). */
+struct spinner {
+	int cpu, prio, started, stop, err;
+	__u64 ns;
+};
+
+static void *spin(void *arg)
+{
+	struct spinner *sp = arg;
+	struct sched_param p = { .sched_priority = sp->prio };
+	cpu_set_t set;
+	__u64 t0;
+
+	CPU_ZERO(&set);
+	CPU_SET(sp->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    (sp->prio && sched_setscheduler(0, SCHED_FIFO, &p)))
+		sp->err = errno;
+	__atomic_store_n(&sp->started, 1, __ATOMIC_RELEASE);
+	t0 = mono_ns();
+	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE) &&
+	       (!sp->ns || mono_ns() - t0 < sp->ns))
+		;
+	return NULL;
+}
+
+/* Starts a spinner; returns once it runs on its CPU. */
+static int start_spinner(struct spinner *sp, pthread_t *t)
+{
+	if (pthread_create(t, NULL, spin, sp))
+		return -1;
+	while (!__atomic_load_n(&sp->started, __ATOMIC_ACQUIRE))
+		sleep_ms(1);
+	return sp->err ? -1 : 0;
+}
+
+/* Pins the calling thread to cpu; 0 or -1. */
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * RTLAT_REC_IDLE: the CPU was idle when the timer's interrupt came. On a
+ * CPU where nothing else runs, some activations find it idle, on each path
+ * that takes the irq stage (the hard IRQ of an irq-only session, the
+ * kernel thread's, the user waiter's woken by the IRQ: its DIRECT records);
+ * on a CPU where a task spins all along, none does.
+ */
+TEST_F(dev, idle_flag_only_when_the_cpu_was_idle)
+{
+	static const struct {
+		const char *what;
+		__u32 stages;
+	} kinds[] = {
+		{ "irq only", 1 << RTLAT_STAGE_IRQ },
+		{ "thread", (1 << RTLAT_STAGE_IRQ) | (1 << RTLAT_STAGE_THREAD) },
+		{ "user",
+		  (1 << RTLAT_STAGE_IRQ) | (1 << RTLAT_STAGE_THREAD) | (1 << RTLAT_STAGE_USER) },
+	};
+	static struct rtlat_record r[256];
+	struct rtlat_config c;
+	struct spinner sp;
+	struct waiter w;
+	pthread_t st, wt;
+	int k, busy, i, recs, idle, direct, direct_idle;
+	ssize_t n;
+
+	ASSERT_LE(2, cpus_online());
+	/* The test's own thread stays off CPU 1. */
+	ASSERT_EQ(0, pin_to(0));
+	for (k = 0; k < 3; k++) {
+		for (busy = 0; busy < 2; busy++) {
+			sp = (struct spinner){ .cpu = 1 };
+			if (busy)
+				ASSERT_EQ(0, start_spinner(&sp, &st));
+			default_config(&c);
+			c.stages = kinds[k].stages;
+			c.cpus[0] = 1 << 1;
+			ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+			ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+			if (c.stages & (1 << RTLAT_STAGE_USER)) {
+				w = (struct waiter){ .fd = self->fd, .cpu = 1, .n = 50 };
+				ASSERT_EQ(0, pthread_create(&wt, NULL, user_thread, &w));
+				pthread_join(wt, NULL);
+			} else {
+				sleep_ms(100);
+			}
+			ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+			__atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
+			if (busy)
+				pthread_join(st, NULL);
+			recs = idle = direct = direct_idle = 0;
+			while ((n = read(self->fd, r, sizeof(r))) > 0) {
+				for (i = 0; i < n / (ssize_t)sizeof(r[0]); i++) {
+					recs++;
+					idle += !!(r[i].flags & RTLAT_REC_IDLE);
+					if (r[i].flags & RTLAT_REC_DIRECT) {
+						direct++;
+						direct_idle += !!(r[i].flags & RTLAT_REC_IDLE);
+					}
+				}
+			}
+			TH_LOG("%s, %s CPU: %d records, %d IDLE; %d DIRECT, %d IDLE",
+			       kinds[k].what, busy ? "busy" : "idle", recs, idle, direct,
+			       direct_idle);
+			ASSERT_LT(0, recs);
+			if (busy) {
+				EXPECT_EQ(0, idle) TH_LOG("%s: IDLE on a busy CPU", kinds[k].what);
+			} else if (c.stages & (1 << RTLAT_STAGE_USER)) {
+				EXPECT_LT(0, direct_idle)
+					TH_LOG("%s: no DIRECT record IDLE", kinds[k].what);
+			} else {
+				EXPECT_LT(0, idle)
+					TH_LOG("%s: no record IDLE on an idle CPU", kinds[k].what);
+			}
+		}
+	}
+}
+
+/*
+ * RTLAT_REC_THRESHOLD is on the record that tripped, the one STATUS names
+ * (trip_cpu, trip_seq), and on no other. One CPU, so one activation can
+ * trip: its kernel thread (priority 1) is kept off the CPU by a spinner at
+ * priority 2 for 100 ms after about 50 activations, which puts its thread
+ * stage over the threshold of 50 ms.
+ */
+TEST_F(dev, threshold_flag_on_the_trip_record_only)
+{
+	static struct rtlat_record r[256];
+	struct spinner sp = { .cpu = 1, .prio = 2, .ns = 100000000 };
+	struct rtlat_config c;
+	struct rtlat_status s;
+	int i, recs = 0, flagged = 0, trip = 0;
+	pthread_t t;
+	ssize_t n;
+
+	ASSERT_LE(2, cpus_online());
+	ASSERT_EQ(0, pin_to(0));
+	default_config(&c);
+	c.cpus[0] = 1 << 1;
+	c.priority = 1;
+	c.threshold_ns[RTLAT_STAGE_THREAD] = 50000000;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	sleep_ms(50);
+	ASSERT_EQ(0, start_spinner(&sp, &t));
+	pthread_join(t, NULL);
+	for (i = 0; i < 200; i++) {
+		ASSERT_EQ(0, status(self->fd, &s));
+		if (s.state == RTLAT_STATE_STOPPED)
+			break;
+		sleep_ms(10);
+	}
+	ASSERT_EQ(RTLAT_STOP_THRESHOLD, s.stop_reason);
+	ASSERT_EQ(1, s.trip_cpu);
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	while ((n = read(self->fd, r, sizeof(r))) > 0) {
+		for (i = 0; i < n / (ssize_t)sizeof(r[0]); i++) {
+			recs++;
+			if (r[i].seq == s.trip_seq) {
+				trip++;
+				EXPECT_TRUE(r[i].flags & RTLAT_REC_THRESHOLD)
+					TH_LOG("seq %llu (the trip's): no THRESHOLD",
+					       (unsigned long long)r[i].seq);
+			} else if ((r[i].flags & RTLAT_REC_THRESHOLD) && ++flagged <= 5) {
+				TH_LOG("seq %llu: THRESHOLD, the trip is seq %llu",
+				       (unsigned long long)r[i].seq,
+				       (unsigned long long)s.trip_seq);
+			}
+		}
+	}
+	TH_LOG("%d records, trip at seq %llu: %llu ns", recs, (unsigned long long)s.trip_seq,
+	       (unsigned long long)s.trip_value_ns);
+	EXPECT_EQ(1, trip);
+	EXPECT_EQ(0, flagged);
+	/* Records before the trip, whose flags were checked. */
+	EXPECT_LT(1, recs);
+}
+
+/*
+ * USER_WAIT ends with ESHUTDOWN once the session stopped: a waiter blocked
+ * in it when STOP comes, and a wait after STOP.
+ */
+TEST_F(dev, user_wait_shut_down_by_stop)
+{
+	struct lone_wait l;
+	pthread_t t;
+	int i;
+
+	/* The first activation is 1 s after START: STOP comes before it. */
+	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t));
+	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&l.done, __ATOMIC_ACQUIRE))
+		sleep_ms(1);
+	for (i = 0; i < 500 && task_state(l.tid) != 'S'; i++)
+		sleep_ms(1);
+	ASSERT_EQ('S', task_state(l.tid)) TH_LOG("the waiter did not block");
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, l.rc);
+	EXPECT_EQ(ESHUTDOWN, l.err) TH_LOG("blocked waiter: %s", strerror(l.err));
+
+	l = (struct lone_wait){ .fd = self->fd, .cpu = 0 };
+	ASSERT_EQ(0, pthread_create(&t, NULL, lone_user_wait, &l));
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, l.rc);
+	EXPECT_EQ(ESHUTDOWN, l.err) TH_LOG("wait after STOP: %s", strerror(l.err));
 }
 
 /* Last: once every file is closed, the module unloads cleanly. */
