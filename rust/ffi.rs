@@ -86,7 +86,12 @@ extern "C" {
     pub(crate) fn rtrs_cpuhp_remove(state: c_int);
     pub(crate) fn rtrs_file_setup(
         f: *mut c_void,
-        poll: Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_uint>,
+        poll: Option<
+            unsafe extern "C" fn(
+                *mut bindings::file,
+                *mut bindings::poll_table_struct,
+            ) -> bindings::__poll_t,
+        >,
     ) -> c_int;
     pub(crate) fn rtrs_set_current_fifo(prio: c_int) -> c_int;
     pub(crate) fn rtrs_current_tid() -> c_int;

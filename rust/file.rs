@@ -4,10 +4,7 @@
 
 use kernel::{
     bindings,
-    ffi::{
-        c_uint,
-        c_void, //
-    },
+    ffi::c_uint,
     fs::{
         file::flags::O_NONBLOCK,
         File,
@@ -38,12 +35,20 @@ pub(crate) trait Poll {
 /// # Safety
 ///
 /// Called by the VFS with a valid open file and poll table.
-unsafe extern "C" fn poll_trampoline<P: Poll>(file: *mut c_void, table: *mut c_void) -> c_uint {
+///
+/// Its type is the C hook's, `__poll_t (*)(struct file *, struct
+/// poll_table_struct *)`, argument for argument: with kernel control-flow
+/// integrity (`CONFIG_CFI`) the VFS's indirect call checks the callee's
+/// type, and a callback taking `void *` stops the kernel.
+unsafe extern "C" fn poll_trampoline<P: Poll>(
+    file: *mut bindings::file,
+    table: *mut bindings::poll_table_struct,
+) -> bindings::__poll_t {
     // SAFETY: The VFS passes a valid file, alive for the call.
-    let file = unsafe { File::from_raw_file(file.cast::<bindings::file>()) };
+    let file = unsafe { File::from_raw_file(file) };
     // SAFETY: The VFS passes a valid poll table (or NULL, which `poll_wait`
     // accepts), alive for the call.
-    let table = unsafe { PollTable::from_raw(table.cast()) };
+    let table = unsafe { PollTable::from_raw(table) };
     P::poll(file, &table)
 }
 
@@ -51,8 +56,8 @@ unsafe extern "C" fn poll_trampoline<P: Poll>(file: *mut c_void, table: *mut c_v
 /// the file is open (so `rmmod` is refused until it is closed; Linux 7.2's
 /// `MiscDevice` does not arrange that) and, with `P`, `poll()` works.
 pub(crate) fn setup<P: Poll>(file: &File) -> Result {
-    // SAFETY: `file` is a valid file being opened; the trampoline matches the
-    // C `poll` signature (pointers and the `__poll_t` bit mask).
+    // SAFETY: `file` is a valid file being opened; the trampoline has the
+    // C `poll` hook's type.
     kernel::error::to_result(unsafe {
         ffi::rtrs_file_setup(file.as_ptr().cast(), Some(poll_trampoline::<P>))
     })
