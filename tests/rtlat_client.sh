@@ -117,6 +117,7 @@ attached()
 app 125
 rtlat run --attach -d 1s -q --fail-if 'response.max>60000ms' --json "$tmp/attach.json" >"$tmp/attach.out" 2>&1
 arc=$?
+rtrs_keep "$tmp/attach.json" attach.json
 wait $app
 apprc=$?
 rtrs_check "run --attach -d 1s: the application's session, live; the application goes on" \

@@ -174,8 +174,10 @@ for kind in irqoff hardirq preemptoff fifo softirq; do
 		ktap_test_fail "$kind: blamed on its source, for the injections' time"
 		continue
 	fi
-	rtlat run --cpus "$cpu" --duration 2s -q --raw "$tmp/$kind.csv" --blame $((N * 3 / 4)) --ns >"$tmp/out" 2>&1
+	rtlat run --cpus "$cpu" --duration 2s -q --raw "$tmp/$kind.csv" --blame $((N * 3 / 4)) --ns \
+		--json "$tmp/$kind.json" >"$tmp/out" 2>&1
 	rc=$?
+	rtrs_keep "$tmp/$kind.json" "blame-$kind.json"
 	rmmod rtrs_noise
 	rtrs_dmesg_since "$mark" >"$tmp/$kind.log"
 	count=$(sed -n 's/.*rtrs_noise: \([0-9]*\) injections.*/\1/p' "$tmp/$kind.log")

@@ -93,6 +93,8 @@ fi
 insmod "$mod"
 rtlat run --duration 2s -q --json "$tmp/run.json" --svg "$tmp/run.svg" >"$tmp/out" 2>&1
 rc=$?
+rtrs_keep "$tmp/run.json" run.json
+rtrs_keep "$tmp/run.svg" run.svg
 ktap_print_msg "$(head -3 "$tmp/out")"
 rtrs_check "run: exit 0" [ $rc = 0 ]
 # cyclictest's T: line, with the measuring thread's tid (rtlat/0).
@@ -114,6 +116,7 @@ rtrs_check "run: SVG time line of max and p99 per CPU" grep -q 'cpu0 thread p99'
 # 5 ms periods: a waiter later than a period (riscv64 under TCG) finds its
 # record completed without its user stage.
 rtlat run --user --period 5000 --duration 2s -q --json "$tmp/user.json" >"$tmp/out" 2>&1
+rtrs_keep "$tmp/user.json" user.json
 rc=$?
 rtrs_check "run --user: exit 0" [ $rc = 0 ]
 if rtlat check-json "$tmp/user.json" >"$tmp/chk" 2>&1 && has_stage user "$tmp/user.json" &&
@@ -158,6 +161,7 @@ fi
 
 rtlat run --duration 20s --threshold thread=1 -q --json "$tmp/trip.json" --trace "$tmp/trip.trace" >"$tmp/out" 2>&1
 rc=$?
+rtrs_keep "$tmp/trip.json" trip.json
 ktap_print_msg "$(grep 'threshold\|trace' "$tmp/out")"
 rtrs_check "threshold exceeded: exit 3" [ $rc = 3 ]
 rtrs_check "threshold: the JSON says why it stopped" grep -q '"reason": "threshold"' "$tmp/trip.json"
@@ -215,6 +219,7 @@ start=$(cut -d' ' -f1 /proc/uptime)
 rtlat run --duration 3s -q --fail-if 'thread.max>1ns' --fail-if 'irq.p99.99>1000ms' \
 	--max-missed 1000000000 --json "$tmp/gate.json" >"$tmp/out" 2>&1
 rc=$?
+rtrs_keep "$tmp/gate.json" gate.json
 took=$(awk -v s="$start" '{ printf "%d", $1 - s }' /proc/uptime)
 ktap_print_msg "$(grep 'rtlat: gate' "$tmp/out" | tr '\n' ';')"
 if [ $rc = 4 ] && [ "$took" -ge 3 ] && grep -q '"reason": "duration"' "$tmp/gate.json" &&
@@ -253,6 +258,7 @@ delivered()
 	sed -n 's/^ *"delivered": \([0-9]*\),*$/\1/p' "$1" | head -1
 }
 rtlat run --duration 2s -q --raw "$tmp/raw.csv" --json "$tmp/raw.json" >"$tmp/out" 2>&1
+rtrs_keep "$tmp/raw.json" raw.json
 rc=$?
 n=$(delivered "$tmp/raw.json")
 lines=$(wc -l <"$tmp/raw.csv")
@@ -411,6 +417,7 @@ fi
 # after the warm-up.
 t0=$(cut -d' ' -f1 /proc/uptime)
 rtlat run --warm-up 1 --duration 3s -q --json "$tmp/warm.json" --svg "$tmp/warm.svg" >"$tmp/out" 2>&1
+rtrs_keep "$tmp/warm.svg" warm.svg
 rc=$?
 e=$(earliest "$tmp/warm.json" "$t0")
 ktap_print_msg "warm-up 1 s: first activation reported ${e:-?} s after the start"

@@ -67,6 +67,16 @@ rtrs_kill_bg()
 	for p in $bg; do kill -KILL "$p" 2>/dev/null; done
 }
 
+# rtrs_keep FILE NAME: keep a copy of the tool's output FILE as NAME for
+# checks made outside the guest (scripts/vmtest-report: each JSON report
+# against the shipped schema by python3-jsonschema, each SVG parsed as
+# XML). A missing FILE is not kept; the host notices what is missing.
+rtrs_keep()
+{
+	[ -f "$1" ] || return 0
+	mkdir -p /tmp/rtrs-kept && cp "$1" "/tmp/rtrs-kept/$2"
+}
+
 # rtrs_check DESCRIPTION CMD...: pass or fail test DESCRIPTION by CMD, run
 # with its arguments as given. (ktap_test_result runs an unquoted $@: a
 # quoted argument with a space, a grep pattern, splits into words, and the
