@@ -182,8 +182,14 @@ fi
 # is measured. (The run also has rings of --ring's size: its fdinfo says.)
 rtlat run --duration 20s --threshold thread=10000000 -q --trace "$tmp/none.trace" --ring 64 >"$tmp/out" 2>&1 &
 p=$!
-sleep 3
-ring=$(cat /proc/$p/fdinfo/* 2>/dev/null | sed -n 's/^rtlat: state .* ring_records \([0-9]*\)$/\1/p')
+# Once its session runs (fdinfo: state 2; a loaded guest may take seconds).
+for i in $(seq 100); do
+	info=$(cat /proc/$p/fdinfo/* 2>/dev/null | grep '^rtlat: state 2 ')
+	[ -z "$info" ] || break
+	sleep 0.2
+done
+sleep 1
+ring=$(echo "$info" | sed -n 's/.* ring_records \([0-9]*\)$/\1/p')
 kill -HUP $p
 wait $p
 rc=$?

@@ -42,6 +42,11 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         }
     };
 
+    // Ctrl-C, SIGTERM and SIGHUP end the run from here on, cleanly: one
+    // that comes while the session and the trace instance are set up
+    // (which takes seconds on a loaded machine) ends the run as it starts,
+    // rather than killing the tool with an instance left behind.
+    signals::install();
     // The raw file exists before anything is measured, or the run is refused.
     let raw = plan
         .raw
@@ -102,7 +107,6 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         chosen: chosen.into(),
         ..Default::default()
     };
-    signals::install();
     let run = Run {
         dev: &dev,
         cpus: &cpus,
