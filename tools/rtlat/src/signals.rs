@@ -25,15 +25,30 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
+/// How often a caught signal is caught.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Catch {
+    /// Every time.
+    Always,
+    /// The first time; the next one has its default action
+    /// (`SA_RESETHAND`). For the signals that end the run: a second Ctrl-C
+    /// ends a tool that a blocking call keeps from seeing the first (an
+    /// `open()` of a FIFO with no reader, restarted by `SA_RESTART`).
+    Once,
+}
+
 /// Catches `sig` from now on; system calls it interrupts are restarted
 /// where they can be (`SA_RESTART`).
-fn catch(sig: libc::c_int) {
+fn catch(sig: libc::c_int, how: Catch) {
     // SAFETY: The handler only stores to atomics, which is
     // async-signal-safe; the sigaction is initialised.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
         sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
         sa.sa_flags = libc::SA_RESTART;
+        if how == Catch::Once {
+            sa.sa_flags |= libc::SA_RESETHAND;
+        }
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(sig, &sa, std::ptr::null_mut());
     }
@@ -43,21 +58,23 @@ fn catch(sig: libc::c_int) {
 /// asked for while the tool starts (before [`install`]) does not kill it
 /// (the default action). The status is then printed once a session runs.
 pub fn catch_status() {
-    catch(libc::SIGUSR1);
+    catch(libc::SIGUSR1, Catch::Always);
 }
 
-/// Catches SIGINT, SIGTERM, SIGHUP and SIGUSR1 from now on.
+/// Catches SIGINT, SIGTERM and SIGHUP once (they end the run; a second one
+/// kills the tool), and SIGUSR1 always, from now on.
 pub fn install() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1] {
-        catch(sig);
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        catch(sig, Catch::Once);
     }
+    catch(libc::SIGUSR1, Catch::Always);
 }
 
 /// Catches SIGHUP too (see [`reopen_requested`]): for a command that
 /// appends to files, where it would otherwise end the process.
 pub fn install_reopen() {
     HUP_REOPENS.store(true, Ordering::SeqCst);
-    catch(libc::SIGHUP);
+    catch(libc::SIGHUP, Catch::Always);
 }
 
 /// True once after each SIGUSR1: the summary was asked for.
@@ -88,6 +105,25 @@ mod tests {
         assert!(status_requested());
         assert!(!status_requested(), "once per signal");
         assert!(!interrupted());
+    }
+
+    /// The flags of `sig`'s current action.
+    fn flags(sig: libc::c_int) -> libc::c_int {
+        // SAFETY: A query only (no new action); `old` is initialised.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut old);
+            old.sa_flags
+        }
+    }
+
+    #[test]
+    fn a_second_ctrl_c_kills() {
+        install();
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            assert_ne!(flags(sig) & libc::SA_RESETHAND, 0, "signal {sig}");
+        }
+        assert_eq!(flags(libc::SIGUSR1) & libc::SA_RESETHAND, 0);
     }
 
     #[test]
