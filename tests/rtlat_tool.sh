@@ -116,8 +116,8 @@ rtrs_check "run: SVG time line of max and p99 per CPU" grep -q 'cpu0 thread p99'
 # 5 ms periods: a waiter later than a period (riscv64 under TCG) finds its
 # record completed without its user stage.
 rtlat run --user --period 5000 --duration 2s -q --json "$tmp/user.json" >"$tmp/out" 2>&1
-rtrs_keep "$tmp/user.json" user.json
 rc=$?
+rtrs_keep "$tmp/user.json" user.json
 rtrs_check "run --user: exit 0" [ $rc = 0 ]
 if rtlat check-json "$tmp/user.json" >"$tmp/chk" 2>&1 && has_stage user "$tmp/user.json" &&
 	has_stage response "$tmp/user.json"; then
@@ -184,7 +184,8 @@ rtlat run --duration 20s --threshold thread=10000000 -q --trace "$tmp/none.trace
 p=$!
 # Once its session runs (fdinfo: state 2; a loaded guest may take seconds).
 for i in $(seq 100); do
-	info=$(cat /proc/$p/fdinfo/* 2>/dev/null | grep '^rtlat: state 2 ')
+	# (The first: the tool has the device open twice, its reader a dup.)
+	info=$(cat /proc/$p/fdinfo/* 2>/dev/null | grep -m1 '^rtlat: state 2 ')
 	[ -z "$info" ] || break
 	sleep 0.2
 done
@@ -243,7 +244,10 @@ exits "gates passed: exit 0" 0 "gate thread.p99>1000ms: passed" \
 # one-record rings fill at 1 kHz. The drops are counted, and fail the run.
 rtlat run --ring 1 --duration 3s -q --max-dropped 0 --json "$tmp/drop.json" >"$tmp/out" 2>&1 &
 p=$!
-sleep 1
+for i in $(seq 100); do
+	grep -q '^rtlat: state 2 ' /proc/$p/fdinfo/* 2>/dev/null && break
+	sleep 0.2
+done
 kill -STOP $p
 sleep 1
 kill -CONT $p
@@ -264,8 +268,8 @@ delivered()
 	sed -n 's/^ *"delivered": \([0-9]*\),*$/\1/p' "$1" | head -1
 }
 rtlat run --duration 2s -q --raw "$tmp/raw.csv" --json "$tmp/raw.json" >"$tmp/out" 2>&1
-rtrs_keep "$tmp/raw.json" raw.json
 rc=$?
+rtrs_keep "$tmp/raw.json" raw.json
 n=$(delivered "$tmp/raw.json")
 lines=$(wc -l <"$tmp/raw.csv")
 ktap_print_msg "raw csv: $lines lines, $n records delivered"
@@ -423,8 +427,8 @@ fi
 # after the warm-up.
 t0=$(cut -d' ' -f1 /proc/uptime)
 rtlat run --warm-up 1 --duration 3s -q --json "$tmp/warm.json" --svg "$tmp/warm.svg" >"$tmp/out" 2>&1
-rtrs_keep "$tmp/warm.svg" warm.svg
 rc=$?
+rtrs_keep "$tmp/warm.svg" warm.svg
 e=$(earliest "$tmp/warm.json" "$t0")
 ktap_print_msg "warm-up 1 s: first activation reported ${e:-?} s after the start"
 if [ $rc = 0 ] && rtlat check-json "$tmp/warm.json" >"$tmp/chk" 2>&1 &&
