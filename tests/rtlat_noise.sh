@@ -236,8 +236,7 @@ done
 # guest's own stall (up to 100 ms under TCG load) can be: three tries.
 desc="fifo: rtla timerlat -a names the injected thread too"
 if ! command -v rtla >/dev/null; then
-	ktap_print_msg "no rtla in this guest"
-	ktap_test_skip "$desc"
+	rtrs_skip "$desc" "no rtla in this guest"
 elif insmod "$noise" cpu="$cpu" fifo_us=$N period_ms=150; then
 	for try in 1 2 3; do
 		t0=$(date +%s)

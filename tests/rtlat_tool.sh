@@ -405,7 +405,7 @@ fi
 # number: the tool gives the device the set in full, and reads it back.
 last=$(sed 's/.*[-,]//' /sys/devices/system/cpu/possible)
 if [ "$last" -lt 256 ]; then
-	ktap_test_skip "run --cpus 0,N with N past 256: both measured, JSON valid"
+	rtrs_skip "run --cpus 0,N with N past 256: both measured, JSON valid" "no CPU past 256 (highest possible: $last)"
 elif ! was=$(cat "/sys/devices/system/cpu/cpu$last/online") || ! echo 1 >"/sys/devices/system/cpu/cpu$last/online"; then
 	ktap_test_fail "run --cpus 0,N with N past 256: both measured, JSON valid"
 else
@@ -683,11 +683,11 @@ if ko=$(rtrs_module rtedu); then
 			ktap_test_fail "run --device /dev/rtedu0: device-interrupt latency reported"
 		fi
 	else
-		ktap_test_skip "run --device /dev/rtedu0: no edu device"
+		rtrs_skip "run --device /dev/rtedu0: device-interrupt latency reported" "no edu device"
 	fi
 	[ $loaded = 1 ] && rmmod rtedu
 else
-	ktap_test_skip "run --device /dev/rtedu0: rtedu not built (needs Linux >= 7.3)"
+	rtrs_skip "run --device /dev/rtedu0: device-interrupt latency reported" "rtedu not built (needs Linux >= 7.3)"
 fi
 rm -rf "$tmp"
 ktap_finished

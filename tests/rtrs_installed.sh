@@ -53,7 +53,7 @@ if command -v udevadm >/dev/null; then
 	echo "$out" | grep . | sed 's/^/# /'
 	rtrs_check "udevadm verify accepts 60-rtrs.rules" [ $rc = 0 ]
 else
-	ktap_test_skip "udevadm verify accepts 60-rtrs.rules (no udev)"
+	rtrs_skip "udevadm verify accepts 60-rtrs.rules" "no udev"
 fi
 
 json=/tmp/rtrs-installed.json

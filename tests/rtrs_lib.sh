@@ -52,6 +52,16 @@ rtrs_start()
 	[ "$(id -u)" = 0 ] || rtrs_skip_all "must be run as root"
 }
 
+# rtrs_skip NAME REASON: skip test NAME, the reason in the directive
+# ("ok N NAME # SKIP REASON"). The name stays the same whatever the reason:
+# a result is tracked by its name from run to run.
+rtrs_skip()
+{
+	echo "ok $KTAP_TESTNO $1 # SKIP $2"
+	KTAP_TESTNO=$((KTAP_TESTNO + 1))
+	KTAP_CNT_SKIP=$((KTAP_CNT_SKIP + 1))
+}
+
 # rtrs_kill_at_exit: what runs in the background (the pids in $bg) is
 # killed however the script ends, a signal included: a monitor left running
 # would hold the device and the runner's output.

@@ -17,8 +17,10 @@ rtrs_hard_timer:10 hard-IRQ ticks, 10 records drained"
 
 ktap_set_plan 4
 while IFS=: read -r mod want; do
+	# One name a sample, whatever happens: what went wrong is a diagnostic.
+	name="$mod: its result logged, unloaded after"
 	if ! ko=$(rtrs_module "$mod"); then
-		ktap_test_skip "$mod: not installed"
+		rtrs_skip "$name" "not installed"
 		continue
 	fi
 	mark=$(rtrs_dmesg_mark)
@@ -29,12 +31,16 @@ while IFS=: read -r mod want; do
 	case "$line" in
 	*"$want"*)
 		if rtrs_loaded "$mod"; then
-			ktap_test_fail "$mod: still loaded after rmmod"
+			ktap_print_msg "$mod: still loaded after rmmod"
+			ktap_test_fail "$name"
 		else
-			ktap_test_pass "$mod"
+			ktap_test_pass "$name"
 		fi
 		;;
-	*) ktap_test_fail "$mod: expected '$want'" ;;
+	*)
+		ktap_print_msg "$mod: expected '$want'"
+		ktap_test_fail "$name"
+		;;
 	esac
 done <<EOT
 $SAMPLES
