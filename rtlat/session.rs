@@ -700,6 +700,13 @@ impl Source for Session {
             // Serialised with another START (one that finds the session
             // running must not take its probes away) and with `stop`.
             let _serial = self.stop_lock.lock(ctx);
+            // A START that is refused registers no probe, not even for a
+            // moment: registering and unregistering them waits for RCU
+            // grace periods. Only this START, under `stop_lock`, leaves
+            // the configured state but for `stop`, under it too.
+            if self.out.state() != State::Configured {
+                return Err(EBUSY);
+            }
             // Registering the probes takes the CPU hotplug lock (static
             // calls), as unregistering them does: neither under ours.
             let attached = match &self.blame {
