@@ -50,6 +50,7 @@ mod tests {
             ThreadContext, //
         },
         percpu::{
+            CpuSetIrq,
             PerCpu,
             PerCpuIrq,
             PerCpuLocked, //
@@ -78,6 +79,7 @@ mod tests {
         },
     };
     use kernel::{
+        alloc::flags::GFP_KERNEL_ACCOUNT,
         prelude::*,
         sync::{
             atomic::{
@@ -239,6 +241,35 @@ mod tests {
         }
         assert_eq!(changed, 1);
         Ok(())
+    }
+
+    #[test]
+    fn cpu_set_irq_is_its_cpus_only() -> Result {
+        let cpus = online_cpus()?;
+        let Some((&first, rest)) = cpus.split_first() else {
+            return Ok(());
+        };
+        let p = CpuSetIrq::<u64>::new_zeroed(&[first], GFP_KERNEL_ACCOUNT)?;
+        assert!(p.contains(first));
+        for &cpu in rest {
+            assert!(!p.contains(cpu));
+        }
+        assert!(!p.contains(kernel::cpu::nr_cpu_ids()));
+        let got = with_irqs_off(|irqs| (irqs.cpu(), p.with(irqs, |v| *v)));
+        assert_eq!(got.1, (got.0 == first).then_some(0));
+        assert!(CpuSetIrq::<u64>::new_zeroed(&[kernel::cpu::nr_cpu_ids()], GFP_KERNEL).is_err());
+        Ok(())
+    }
+
+    /// The online CPUs.
+    fn online_cpus() -> Result<KVec<u32>> {
+        let mut cpus = KVec::new();
+        for cpu in 0..kernel::cpu::nr_cpu_ids() {
+            if cpu_online(cpu) {
+                cpus.push(cpu, GFP_KERNEL)?;
+            }
+        }
+        Ok(cpus)
     }
 
     /// Each CPU's timeline of what ran, as the tracepoint probes feed it.
