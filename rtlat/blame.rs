@@ -20,8 +20,9 @@
 //!
 //! The cost: the probes run on every CPU for every context switch and
 //! interrupt of the machine from START until the session stops (STOP or
-//! close; a threshold trip halts sampling but keeps them until then): a few
-//! dozen instructions with interrupts off; the timer's hard IRQ unwinds the
+//! close; a threshold trip halts sampling but keeps them until then): on a
+//! CPU of the session a few dozen instructions with interrupts off, on any
+//! other one bit test, interrupts on; the timer's hard IRQ unwinds the
 //! stack at every activation (up to 32 frames, to keep the 8 of the code
 //! it interrupted). An explained
 //! activation costs its measuring task one walk, with interrupts off, over
@@ -90,10 +91,10 @@ pub(crate) struct Timelines {
 
 impl ProbeHandler for Timelines {
     fn event(&self, irqs: &IrqsOff, at: i64, event: Event) {
-        // (`None`: a CPU outside the session, which has none; or the
-        // CPU's task context reads its timeline right now, with
-        // interrupts off; no probe can run then but an NMI's, which these
-        // tracepoints are not.)
+        // (`None`: a CPU outside the session, which the probes leave out
+        // already; or the CPU's task context reads its timeline right now,
+        // with interrupts off; no probe can run then but an NMI's, which
+        // these tracepoints are not.)
         self.cpus.with(irqs, |t| t.event(at, event));
     }
 }
@@ -138,7 +139,7 @@ impl Blame {
 
     /// Allocates the timelines of the session's CPUs, charged to the
     /// caller's memory cgroup, unless they are, and registers the probes
-    /// (START), unless they are; true if it did.
+    /// (START) for those CPUs only, unless they are; true if it did.
     /// Sleeps, and takes the CPU hotplug lock: not under it.
     pub(crate) fn attach(&self, ctx: &Sleepable) -> Result<bool> {
         let mut p = self.probes.lock(ctx);
@@ -156,7 +157,7 @@ impl Blame {
             self.timelines.populate(t);
         }
         let t = self.timelines.as_ref().ok_or(ENOMEM)?;
-        *p = Some(Probes::attach(t.clone(), ctx)?);
+        *p = Some(Probes::attach(t.clone(), &self.cpus, ctx)?);
         Ok(true)
     }
 
