@@ -3,8 +3,10 @@
 //! Blame: why a late activation was late, from what ran on its CPU.
 //!
 //! A session configured with `RTLAT_CFG_BLAME` keeps one timeline per CPU
-//! ([`Timelines`], fed by the scheduler and interrupt tracepoints through
-//! [`Probes`], which are registered while it samples and only then), and
+//! of its own ([`Timelines`], allocated at its START, charged to the
+//! memory cgroup of the task that started it, and fed by the scheduler and
+//! interrupt tracepoints through [`Probes`], which are registered while it
+//! samples and only then), and
 //! its timer's hard IRQ keeps the stack it interrupted. When an
 //! activation's thread latency reaches the session's `blame_us`, the task
 //! that measured it — on that CPU, its kernel thread or user waiter —
@@ -18,8 +20,9 @@
 //!
 //! The cost: the probes run on every CPU for every context switch and
 //! interrupt of the machine from START until the session stops (STOP or
-//! close; a threshold trip halts sampling but keeps them until then): a few
-//! dozen instructions with interrupts off; the timer's hard IRQ unwinds the
+//! close; a threshold trip halts sampling but keeps them until then): on a
+//! CPU of the session a few dozen instructions with interrupts off, on any
+//! other one bit test, interrupts on; the timer's hard IRQ unwinds the
 //! stack at every activation (up to 32 frames, to keep the 8 of the code
 //! it interrupted). An explained
 //! activation costs its measuring task one walk, with interrupts off, over
@@ -28,8 +31,12 @@
 //! includes it).
 
 use kernel::{
+    alloc::flags::GFP_KERNEL_ACCOUNT,
     prelude::*,
-    sync::Arc, //
+    sync::{
+        Arc,
+        SetOnce, //
+    },
 };
 
 use crate::rtrs::{
@@ -47,7 +54,7 @@ use crate::rtrs::{
         IrqsOff,
         Sleepable, //
     },
-    percpu::PerCpuIrq,
+    percpu::CpuSetIrq,
     preempt::with_irqs_off,
     sync::TaskMutex,
     task::current_tid,
@@ -68,7 +75,7 @@ use crate::rtrs::{
 /// Transitions each CPU's timeline keeps: enough for the switches and
 /// interrupts of tens of milliseconds on a busy CPU (each timer tick is
 /// four: its IRQ, its hrtimer, and back); what is older is reported
-/// unknown. 14 KiB per CPU.
+/// unknown. About 15 KiB per CPU of the session.
 const TIMELINE: usize = 256;
 
 // SAFETY: All zero bytes are a valid `Tracker`, the empty one
@@ -76,25 +83,32 @@ const TIMELINE: usize = 256;
 // [`Kind`] whose zero is `Unknown`.
 unsafe impl<const N: usize> Zeroable for Tracker<N> {}
 
-/// Every CPU's timeline, fed by the probes.
+/// The timeline of each CPU of the session, fed by the probes.
 pub(crate) struct Timelines {
-    cpus: PerCpuIrq<Tracker<TIMELINE>>,
+    /// None for a CPU outside the session.
+    cpus: CpuSetIrq<Tracker<TIMELINE>>,
 }
 
 impl ProbeHandler for Timelines {
     fn event(&self, irqs: &IrqsOff, at: i64, event: Event) {
-        // (`None`: the CPU's task context reads its timeline right now,
+        // (`None`: a CPU outside the session, which the probes leave out
+        // already; or the CPU's task context reads its timeline right now,
         // with interrupts off; no probe can run then but an NMI's, which
         // these tracepoints are not.)
         self.cpus.with(irqs, |t| t.event(at, event));
     }
 }
 
-/// A session's blame: its timelines, their probes while it samples, and
+/// A session's blame: its timelines and their probes from START, and
 /// each CPU's tally.
 #[pin_data]
 pub(crate) struct Blame {
-    timelines: Arc<Timelines>,
+    /// The session's CPUs.
+    cpus: KVec<u32>,
+    /// Allocated by the first [`Self::attach`] (a session starts once),
+    /// kept until the session goes: read without a lock by the tasks that
+    /// explain, which run only after it.
+    timelines: SetOnce<Arc<Timelines>>,
     /// Thread latencies from this many ns on are explained.
     threshold_ns: i64,
     /// Registered from START to stop.
@@ -103,21 +117,18 @@ pub(crate) struct Blame {
 }
 
 impl Blame {
-    /// The blame of a session of `config`, if it asks for it; allocates
-    /// the timelines (not the probes: [`Self::attach`]).
-    pub(crate) fn new(config: &Config) -> Result<Option<Pin<KBox<Self>>>> {
+    /// The blame of a session of `config` on `cpus`, if it asks for it.
+    /// Allocates neither the timelines nor the probes: [`Self::attach`].
+    pub(crate) fn new(config: &Config, cpus: &[u32]) -> Result<Option<Pin<KBox<Self>>>> {
         if config.flags & uapi::CFG_BLAME == 0 {
             return Ok(None);
         }
-        let timelines = Arc::new(
-            Timelines {
-                cpus: PerCpuIrq::new_zeroed()?,
-            },
-            GFP_KERNEL,
-        )?;
+        let mut ids = KVec::with_capacity(cpus.len(), GFP_KERNEL_ACCOUNT)?;
+        ids.extend_from_slice(cpus, GFP_KERNEL_ACCOUNT)?;
         let b = KBox::pin_init(
             try_pin_init!(Self {
-                timelines,
+                cpus: ids,
+                timelines: SetOnce::new(),
                 threshold_ns: i64::from(config.blame_us) * 1000,
                 probes <- crate::new_task_mutex!(None),
             }),
@@ -126,14 +137,27 @@ impl Blame {
         Ok(Some(b))
     }
 
-    /// Registers the probes (START), unless they are; true if it did.
+    /// Allocates the timelines of the session's CPUs, charged to the
+    /// caller's memory cgroup, unless they are, and registers the probes
+    /// (START) for those CPUs only, unless they are; true if it did.
     /// Sleeps, and takes the CPU hotplug lock: not under it.
     pub(crate) fn attach(&self, ctx: &Sleepable) -> Result<bool> {
         let mut p = self.probes.lock(ctx);
         if p.is_some() {
             return Ok(false);
         }
-        *p = Some(Probes::attach(self.timelines.clone(), ctx)?);
+        if self.timelines.as_ref().is_none() {
+            let t = Arc::new(
+                Timelines {
+                    cpus: CpuSetIrq::new_zeroed(&self.cpus, GFP_KERNEL_ACCOUNT)?,
+                },
+                GFP_KERNEL_ACCOUNT,
+            )?;
+            // (Under `probes`' lock: no other attach populates it.)
+            self.timelines.populate(t);
+        }
+        let t = self.timelines.as_ref().ok_or(ENOMEM)?;
+        *p = Some(Probes::attach(t.clone(), &self.cpus, ctx)?);
         Ok(true)
     }
 
@@ -161,12 +185,15 @@ impl Blame {
         if thread < self.threshold_ns || irq < 0 || thread < irq {
             return;
         }
+        let Some(timelines) = self.timelines.as_ref() else {
+            return;
+        };
         let expected = rec.expected_ns as i64;
         let a = with_irqs_off(|irqs| {
             if irqs.cpu() != rec.cpu {
                 return None;
             }
-            let a = self.timelines.cpus.with(irqs, |t| {
+            let a = timelines.cpus.with(irqs, |t| {
                 Analysis::explain(t, rec.seq, expected, irq, thread)
             })?;
             Some((a, stack(irqs, rec.seq)))

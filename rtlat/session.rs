@@ -640,7 +640,8 @@ impl Source for Session {
 
     const USER_WAIT: bool = true;
 
-    /// Allocates everything the session needs; nothing is allocated later.
+    /// Allocates what the session needs but its threads and its blame
+    /// timelines and probes (START); nothing is allocated after START.
     fn configure(
         ctx: &Sleepable,
         _dev: &(),
@@ -665,7 +666,7 @@ impl Source for Session {
         }
         pushed?;
         let ring = measure::ring_records(ids.len(), &config)?;
-        let blame = Blame::new(&config)?;
+        let blame = Blame::new(&config, &ids)?;
         let mut cpus = KVec::with_capacity(ids.len(), GFP_KERNEL)?;
         let mut chans = KVec::with_capacity(ids.len(), GFP_KERNEL)?;
         for &cpu in ids.iter() {
@@ -700,6 +701,14 @@ impl Source for Session {
             // Serialised with another START (one that finds the session
             // running must not take its probes away) and with `stop`.
             let _serial = self.stop_lock.lock(ctx);
+            // A START that is refused allocates and registers nothing, not
+            // even for a moment: registering and unregistering the probes
+            // waits for RCU grace periods. Only this START, under
+            // `stop_lock`, leaves the configured state but for `stop`,
+            // under it too.
+            if self.out.state() != State::Configured {
+                return Err(EBUSY);
+            }
             // Registering the probes takes the CPU hotplug lock (static
             // calls), as unregistering them does: neither under ours.
             let attached = match &self.blame {

@@ -122,7 +122,7 @@ pub(crate) struct RawEvent {
 
 // The layouts `rust/shim.c` asserts too.
 const _: () = assert!(core::mem::size_of::<RawEvent>() == 48);
-const _: () = assert!(core::mem::size_of::<RawProbes>() == (2 + RTRS_TP_NR) * 8);
+const _: () = assert!(core::mem::size_of::<RawProbes>() == (3 + RTRS_TP_NR) * 8);
 
 /// `enum rtrs_tp_type`.
 pub(crate) const RTRS_TP_SWITCH: u32 = 0;
@@ -139,5 +139,7 @@ pub(crate) struct RawProbes {
     /// for kCFI).
     pub(crate) handler: unsafe extern "C" fn(*mut c_void, *const c_void),
     pub(crate) data: *mut c_void,
+    /// The CPUs whose events the handler gets: `nr_cpu_ids` bits.
+    pub(crate) cpus: *const c_ulong,
     pub(crate) tp: [*mut c_void; RTRS_TP_NR],
 }

@@ -17,6 +17,10 @@
 //! for per-CPU data: pin the CPU (migration control), do not rely on
 //! `local_bh_disable()`.
 //!
+//! [`CpuSetIrq<T>`] is [`PerCpuIrq<T>`] for a set of CPUs only: one `T` for
+//! each CPU of the set, none for the others, each allocated with the
+//! caller's flags (`GFP_KERNEL_ACCOUNT`: charged to its memory cgroup).
+//!
 //! [`PerCpuLocked<T>`] is for task-context data that needs `&mut` access:
 //! this CPU's slot under a `local_lock` ([`PerCpuLocked::lock`]), which is
 //! `preempt_disable()` on a non-RT kernel and a per-CPU sleeping lock with
@@ -39,6 +43,10 @@ use core::{
 };
 
 use kernel::{
+    alloc::{
+        flags::__GFP_ZERO,
+        Flags, //
+    },
     ffi::c_void,
     prelude::*,
     str::CStr,
@@ -248,6 +256,69 @@ impl<T: Send> PerCpuIrq<T> {
             let data = unsafe { &mut *slot.data.get() };
             (cpu, data)
         })
+    }
+}
+
+/// One `T` for each CPU of a set, reached as a [`PerCpuIrq`]'s: mutably
+/// only by its own CPU with local interrupts off ([`CpuSetIrq::with`]).
+/// A CPU outside the set has none: `with` there returns at once. Each `T`
+/// is an allocation of its own, made with the caller's flags: a set of two
+/// CPUs costs two, not one per possible CPU.
+///
+/// # Invariants
+///
+/// `slots` has `nr_cpu_ids` entries, indexed by CPU; each slot's `data`
+/// is reached only as [`IrqSlot`]'s `Sync` says.
+pub(crate) struct CpuSetIrq<T: Send> {
+    slots: KVec<Option<KBox<IrqSlot<T>>>>,
+}
+
+impl<T: Send + Zeroable> CpuSetIrq<T> {
+    /// Allocates one `T` of all zero bytes for each CPU of `cpus`, with
+    /// `flags` (which must allow sleeping: task context). `EINVAL` for a
+    /// CPU past `nr_cpu_ids`.
+    pub(crate) fn new_zeroed(cpus: &[u32], flags: Flags) -> Result<Self> {
+        let nr = kernel::cpu::nr_cpu_ids() as usize;
+        let mut slots = KVec::with_capacity(nr, flags)?;
+        for _ in 0..nr {
+            slots.push(None, flags)?;
+        }
+        for &cpu in cpus {
+            let slot = slots.get_mut(cpu as usize).ok_or(EINVAL)?;
+            if slot.is_none() {
+                let zeroed = KBox::<IrqSlot<T>>::new_uninit(flags | __GFP_ZERO)?;
+                // SAFETY: `__GFP_ZERO`: all zero bytes, a valid `IrqSlot<T>`
+                // for `T: Zeroable`.
+                *slot = Some(unsafe { zeroed.assume_init() });
+            }
+        }
+        // INVARIANT: `nr_cpu_ids` entries; nothing reached them yet.
+        Ok(Self { slots })
+    }
+}
+
+impl<T: Send> CpuSetIrq<T> {
+    /// Whether `cpu` is one of the set's.
+    pub(crate) fn contains(&self, cpu: u32) -> bool {
+        matches!(self.slots.get(cpu as usize), Some(Some(_)))
+    }
+
+    /// Runs `f` on this CPU's `T`, interrupts being off (`irqs`); `None`
+    /// (and `f` not run) if this CPU is not one of the set's, or if called
+    /// from within `f` on the same slot.
+    #[inline]
+    pub(crate) fn with<R>(&self, irqs: &IrqsOff, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        let slot = self.slots.get(irqs.cpu() as usize)?.as_deref()?;
+        if slot.busy.replace(true) {
+            return None;
+        }
+        // SAFETY: Interrupts are off on this CPU (`irqs`), whose slot this
+        // is, and `busy` was false: no other reference to its `data`
+        // exists, and none is made until `busy` is cleared below (type
+        // invariant).
+        let r = f(unsafe { &mut *slot.data.get() });
+        slot.busy.set(false);
+        Some(r)
     }
 }
 

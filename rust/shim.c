@@ -464,7 +464,21 @@ void rtrs_symbol_name(unsigned long addr, bool with_offset, char *buf, size_t le
  */
 #ifdef CONFIG_TRACEPOINTS
 static_assert(sizeof(struct rtrs_tp_event) == 48);
-static_assert(sizeof(struct rtrs_probes) == (2 + RTRS_TP_NR) * sizeof(void *));
+static_assert(sizeof(struct rtrs_probes) == (3 + RTRS_TP_NR) * sizeof(void *));
+
+/*
+ * Whether the probe runs on one of the handler's CPUs (@p->cpus). A probe
+ * on another CPU returns at once: an isolated CPU outside the session pays
+ * one bit test per event, with interrupts on. Where a probe may migrate
+ * (PREEMPT_RT), the CPU may change after this test: rtrs_tp_deliver()
+ * tests again with interrupts off, where it cannot.
+ */
+static __always_inline bool rtrs_tp_mine(void *data)
+{
+	const struct rtrs_probes *p = data;
+
+	return test_bit(raw_smp_processor_id(), p->cpus);
+}
 
 static __always_inline void rtrs_tp_deliver(void *data, struct rtrs_tp_event *ev)
 {
@@ -472,8 +486,10 @@ static __always_inline void rtrs_tp_deliver(void *data, struct rtrs_tp_event *ev
 	unsigned long flags;
 
 	local_irq_save(flags);
-	ev->at = ktime_get_ns();
-	p->handler(p->data, ev);
+	if (likely(test_bit(smp_processor_id(), p->cpus))) {
+		ev->at = ktime_get_ns();
+		p->handler(p->data, ev);
+	}
 	local_irq_restore(flags);
 }
 
@@ -494,43 +510,49 @@ static int rtrs_tp_prio(struct task_struct *t)
 static void rtrs_tp_sched_switch(void *data, bool preempt, struct task_struct *prev,
 				 struct task_struct *next, unsigned int prev_state)
 {
-	struct rtrs_tp_event ev = {
+	if (!rtrs_tp_mine(data))
+		return;
+	rtrs_tp_deliver(data, &(struct rtrs_tp_event){
 		.type = RTRS_TP_SWITCH, .kind = RTRS_TP_TASK, .id = next->pid,
 		.name = next->comm, .policy = next->policy, .prio = rtrs_tp_prio(next),
-	};
-
-	rtrs_tp_deliver(data, &ev);
+	});
 }
 
 static void rtrs_tp_irq_entry(void *data, int irq, struct irqaction *action)
 {
-	struct rtrs_tp_event ev = {
+	if (!rtrs_tp_mine(data))
+		return;
+	rtrs_tp_deliver(data, &(struct rtrs_tp_event){
 		.type = RTRS_TP_ENTER, .kind = RTRS_TP_HARDIRQ, .id = irq,
 		.name = action->name,
-	};
-
-	rtrs_tp_deliver(data, &ev);
+	});
 }
 
 static void rtrs_tp_irq_exit(void *data, int irq, struct irqaction *action, int ret)
 {
-	struct rtrs_tp_event ev = { .type = RTRS_TP_EXIT, .kind = RTRS_TP_HARDIRQ, .id = irq };
-
-	rtrs_tp_deliver(data, &ev);
+	if (!rtrs_tp_mine(data))
+		return;
+	rtrs_tp_deliver(data, &(struct rtrs_tp_event){
+		.type = RTRS_TP_EXIT, .kind = RTRS_TP_HARDIRQ, .id = irq,
+	});
 }
 
 static void rtrs_tp_softirq_entry(void *data, unsigned int vec)
 {
-	struct rtrs_tp_event ev = { .type = RTRS_TP_ENTER, .kind = RTRS_TP_SOFTIRQ, .id = vec };
-
-	rtrs_tp_deliver(data, &ev);
+	if (!rtrs_tp_mine(data))
+		return;
+	rtrs_tp_deliver(data, &(struct rtrs_tp_event){
+		.type = RTRS_TP_ENTER, .kind = RTRS_TP_SOFTIRQ, .id = vec,
+	});
 }
 
 static void rtrs_tp_softirq_exit(void *data, unsigned int vec)
 {
-	struct rtrs_tp_event ev = { .type = RTRS_TP_EXIT, .kind = RTRS_TP_SOFTIRQ, .id = vec };
-
-	rtrs_tp_deliver(data, &ev);
+	if (!rtrs_tp_mine(data))
+		return;
+	rtrs_tp_deliver(data, &(struct rtrs_tp_event){
+		.type = RTRS_TP_EXIT, .kind = RTRS_TP_SOFTIRQ, .id = vec,
+	});
 }
 
 /*
@@ -540,21 +562,21 @@ static void rtrs_tp_softirq_exit(void *data, unsigned int vec)
  */
 static void rtrs_tp_hrtimer_entry(void *data, struct hrtimer *t, ktime_t now)
 {
-	struct rtrs_tp_event ev = {
+	if (!rtrs_tp_mine(data))
+		return;
+	rtrs_tp_deliver(data, &(struct rtrs_tp_event){
 		.type = RTRS_TP_ENTER, .kind = RTRS_TP_TIMER, .id = (unsigned long)t,
 		.aux = (unsigned long)ACCESS_PRIVATE(t, function),
-	};
-
-	rtrs_tp_deliver(data, &ev);
+	});
 }
 
 static void rtrs_tp_hrtimer_exit(void *data, struct hrtimer *t)
 {
-	struct rtrs_tp_event ev = {
+	if (!rtrs_tp_mine(data))
+		return;
+	rtrs_tp_deliver(data, &(struct rtrs_tp_event){
 		.type = RTRS_TP_EXIT, .kind = RTRS_TP_TIMER, .id = (unsigned long)t,
-	};
-
-	rtrs_tp_deliver(data, &ev);
+	});
 }
 
 /*

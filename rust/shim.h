@@ -105,6 +105,8 @@ struct rtrs_probes {
 	/* @ev is a const struct rtrs_tp_event * (void: the same type for C and Rust under kCFI). */
 	void (*handler)(void *data, const void *ev);
 	void *data;
+	/* The CPUs whose events the handler gets: a bitmap of nr_cpu_ids bits. */
+	const unsigned long *cpus;
 	struct tracepoint *tp[RTRS_TP_NR];
 };
 

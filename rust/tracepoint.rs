@@ -8,7 +8,9 @@
 //! `hrtimer_expire_entry`/`exit`, found by name (the core kernel exports
 //! none of them to modules), and hands every event to
 //! [`ProbeHandler::event`] as a [`blame::Event`](super::blame::Event), on
-//! the CPU it happened on, with local interrupts off: tracepoint probes run
+//! the CPU it happened on, if that is one of the CPUs it was attached for
+//! (a probe on another CPU returns at once, before any other work), with
+//! local interrupts off: tracepoint probes run
 //! under SRCU-fast and may be preempted on PREEMPT_RT, so the shim turns
 //! interrupts off around the handler, which then keeps per-CPU state in a
 //! [`PerCpuIrq`](super::percpu::PerCpuIrq) without a lock. Dropping the
@@ -21,8 +23,10 @@
 //! nothing and wake no one.
 
 use kernel::{
+    alloc::flags::GFP_KERNEL_ACCOUNT,
     ffi::{
         c_char,
+        c_ulong,
         c_void, //
     },
     prelude::*,
@@ -65,11 +69,15 @@ pub(crate) trait ProbeHandler: Send + Sync + 'static {
 /// # Invariants
 ///
 /// `raw` was registered by `rtrs_probes_register` with `raw.data` pointing
-/// to the `T` of `handler`, and stays registered until dropped.
+/// to the `T` of `handler` and `raw.cpus` to the bits of `cpus`, and stays
+/// registered until dropped.
 pub(crate) struct Probes<T: ProbeHandler> {
     /// Read by the probes on every CPU while registered: only ever reached
     /// through its raw pointer.
     raw: KBox<Opaque<RawProbes>>,
+    /// The CPUs whose events reach the handler: a bitmap of `nr_cpu_ids`
+    /// bits, read by the probes.
+    cpus: KVec<c_ulong>,
     handler: Arc<T>,
 }
 
@@ -79,25 +87,44 @@ unsafe impl<T: ProbeHandler> Send for Probes<T> {}
 unsafe impl<T: ProbeHandler> Sync for Probes<T> {}
 
 impl<T: ProbeHandler> Probes<T> {
-    /// Registers the probes, handing their events to `handler` from now
-    /// on. All or nothing: `EOPNOTSUPP` on a kernel without
-    /// `CONFIG_TRACEPOINTS`, `ENOENT` if a tracepoint is missing, or the
-    /// registration's error. Sleeps.
-    pub(crate) fn attach(handler: Arc<T>, _ctx: &Sleepable) -> Result<Self> {
+    /// Registers the probes, handing the events of `cpus` to `handler`
+    /// from now on; on any other CPU a probe returns at once. All or
+    /// nothing: `EINVAL` for a CPU past `nr_cpu_ids`, `EOPNOTSUPP` on a
+    /// kernel without `CONFIG_TRACEPOINTS`, `ENOENT` if a tracepoint is
+    /// missing, or the registration's error. Its memory is charged to the
+    /// caller's memory cgroup. Sleeps.
+    pub(crate) fn attach(handler: Arc<T>, cpus: &[u32], _ctx: &Sleepable) -> Result<Self> {
+        let nr = kernel::cpu::nr_cpu_ids() as usize;
+        let bits = c_ulong::BITS as usize;
+        let mut map = KVec::with_capacity(nr.div_ceil(bits), GFP_KERNEL_ACCOUNT)?;
+        map.resize(nr.div_ceil(bits), 0, GFP_KERNEL_ACCOUNT)?;
+        for &cpu in cpus {
+            let cpu = cpu as usize;
+            if cpu >= nr {
+                return Err(EINVAL);
+            }
+            map[cpu / bits] |= 1 << (cpu % bits);
+        }
         let raw = KBox::new(
             Opaque::new(RawProbes {
                 handler: trampoline::<T>,
                 data: core::ptr::from_ref::<T>(&handler).cast_mut().cast(),
+                cpus: map.as_ptr(),
                 tp: [core::ptr::null_mut(); ffi::RTRS_TP_NR],
             }),
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )?;
         // SAFETY: `raw` is boxed, so stays where it is until dropped, which
         // unregisters first; `data` points to the handler, kept alive by
-        // the `Arc` beside it for as long.
+        // the `Arc` beside it for as long, and `cpus` to the `nr_cpu_ids`
+        // bits of `map`, kept beside them and never changed.
         kernel::error::to_result(unsafe { ffi::rtrs_probes_register(raw.get()) })?;
         // INVARIANT: registered just above.
-        Ok(Self { raw, handler })
+        Ok(Self {
+            raw,
+            cpus: map,
+            handler,
+        })
     }
 
     /// The handler.

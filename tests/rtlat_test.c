@@ -22,6 +22,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -934,6 +935,36 @@ TEST_F(dev, blame)
 	b.size = 8;
 	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_BLAME, &b));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/*
+ * A START that is refused registers no blame probe, even for a moment:
+ * registering and unregistering them waits for RCU grace periods, so the
+ * caller would sleep for each refusal. It does not sleep at all.
+ */
+TEST_F(dev, blame_refused_start_attaches_nothing)
+{
+	struct rtlat_config c;
+	struct rusage r0, r1;
+	long slept;
+	int i;
+
+	default_config(&c);
+	c.cpus[0] = 1;
+	c.flags = RTLAT_CFG_BLAME;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &r0));
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_START));
+		ASSERT_EQ(EBUSY, errno);
+	}
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &r1));
+	slept = r1.ru_nvcsw - r0.ru_nvcsw;
+	TH_LOG("8 refused STARTs slept %ld times", slept);
+	/* (Not 0: a page fault or a reclaim may sleep once.) */
+	ASSERT_GT(8, slept);
 }
 
 /* A threshold crossed in the hard IRQ of an irq-only session stops it. */

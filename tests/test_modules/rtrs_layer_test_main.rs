@@ -50,6 +50,7 @@ mod tests {
             ThreadContext, //
         },
         percpu::{
+            CpuSetIrq,
             PerCpu,
             PerCpuIrq,
             PerCpuLocked, //
@@ -78,6 +79,7 @@ mod tests {
         },
     };
     use kernel::{
+        alloc::flags::GFP_KERNEL_ACCOUNT,
         prelude::*,
         sync::{
             atomic::{
@@ -241,6 +243,117 @@ mod tests {
         Ok(())
     }
 
+    #[test]
+    fn cpu_set_irq_is_its_cpus_only() -> Result {
+        let cpus = online_cpus()?;
+        let Some((&first, rest)) = cpus.split_first() else {
+            return Ok(());
+        };
+        let p = CpuSetIrq::<u64>::new_zeroed(&[first], GFP_KERNEL_ACCOUNT)?;
+        assert!(p.contains(first));
+        for &cpu in rest {
+            assert!(!p.contains(cpu));
+        }
+        assert!(!p.contains(kernel::cpu::nr_cpu_ids()));
+        let got = with_irqs_off(|irqs| (irqs.cpu(), p.with(irqs, |v| *v)));
+        assert_eq!(got.1, (got.0 == first).then_some(0));
+        assert!(CpuSetIrq::<u64>::new_zeroed(&[kernel::cpu::nr_cpu_ids()], GFP_KERNEL).is_err());
+        Ok(())
+    }
+
+    /// The online CPUs.
+    fn online_cpus() -> Result<KVec<u32>> {
+        let mut cpus = KVec::new();
+        for cpu in 0..kernel::cpu::nr_cpu_ids() {
+            if cpu_online(cpu) {
+                cpus.push(cpu, GFP_KERNEL)?;
+            }
+        }
+        Ok(cpus)
+    }
+
+    /// Counts the events of one CPU and those of the others.
+    struct Where {
+        cpu: u32,
+        mine: Atomic<u64>,
+        others: Atomic<u64>,
+    }
+
+    impl ProbeHandler for Where {
+        fn event(&self, irqs: &IrqsOff, _at: i64, _event: Event) {
+            if irqs.cpu() == self.cpu {
+                self.mine.fetch_add(1, Relaxed);
+            } else {
+                self.others.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// Sleeps on its CPU a few times: context switches there.
+    struct Napper {
+        done: Atomic<u64>,
+    }
+
+    impl RtThreadFn for Napper {
+        fn run(this: &Self, _ctx: &ThreadContext<'_>) {
+            for _ in 0..10 {
+                kernel::time::delay::fsleep(Delta::from_millis(1));
+            }
+            this.done.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// The events of CPUs `a` and `b` (`a`'s, the others') while a thread
+    /// naps on each, the probes attached for `set`.
+    fn events_while_napping(a: u32, b: u32, set: &[u32]) -> Result<(u64, u64, bool)> {
+        // SAFETY: KUnit runs test cases in a sleepable kernel thread.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        let w = Arc::new(
+            Where {
+                cpu: a,
+                mine: Atomic::new(0),
+                others: Atomic::new(0),
+            },
+            GFP_KERNEL,
+        )?;
+        let nap = Arc::new(
+            Napper {
+                done: Atomic::new(0),
+            },
+            GFP_KERNEL,
+        )?;
+        // Nothing is asserted while the probes are attached: a failed
+        // assertion ends the test's thread without dropping them.
+        let probes = Probes::attach(w.clone(), set, ctx)?;
+        let ta = RtThread::new_on_cpu(nap.clone(), a, 0, c"rtrs_nap/%u");
+        let tb = RtThread::new_on_cpu(nap.clone(), b, 0, c"rtrs_nap/%u");
+        let done = wait_for(|| nap.done.load(Relaxed) == 2);
+        drop((ta, tb));
+        drop(probes);
+        Ok((w.mine.load(Relaxed), w.others.load(Relaxed), done))
+    }
+
+    #[test]
+    fn probes_leave_out_cpus_outside_their_set() -> Result {
+        let cpus = online_cpus()?;
+        let [a, b, ..] = cpus[..] else {
+            // (One CPU online: there is no other to leave out.)
+            return Ok(());
+        };
+        // Attached for both, each sees what its napping thread does.
+        let (mine, others, done) = events_while_napping(a, b, &[a, b])?;
+        assert!(done);
+        assert!(mine > 0);
+        assert!(others > 0);
+        // Attached for `a` only, `b`'s probes return at once: its napping
+        // thread's switches reach no handler.
+        let (mine, others, done) = events_while_napping(a, b, &[a])?;
+        assert!(done);
+        assert!(mine > 0);
+        assert_eq!(others, 0);
+        Ok(())
+    }
+
     /// Each CPU's timeline of what ran, as the tracepoint probes feed it.
     struct Timeline {
         cpus: PerCpuIrq<Tracker<64>>,
@@ -270,7 +383,7 @@ mod tests {
         // Nothing is asserted while the probes are attached: a failed
         // assertion ends the test's thread without dropping them.
         let (seen, n) = {
-            let probes = Probes::attach(tl.clone(), ctx)?;
+            let probes = Probes::attach(tl.clone(), &online_cpus()?, ctx)?;
             let t0 = ktime_ns();
             // Sleeping gives the CPU away: switched out, then back in.
             kernel::time::delay::fsleep(Delta::from_millis(20));
