@@ -972,6 +972,15 @@ TEST(failed_probe_disables_device)
 	uint32_t bar0, zero = 0;
 	int fd, cfg, cmd, before, after, ret, err;
 
+	/*
+	 * Only where a memory BAR at 0 is known to be harmless while it is
+	 * there: QEMU's x86 machines, where RAM wins the overlap. On arm64's
+	 * and riscv64's virt machines address 0 of the PCI window is not
+	 * checked to be free.
+	 */
+#ifndef __x86_64__
+	SKIP(return, "moves a BAR to 0: done on x86_64 only");
+#endif
 	OPEN_DEV(DEV1, fd);
 	ASSERT_EQ(1, pci_name_of(fd, name, sizeof(name)));
 	close(fd);
