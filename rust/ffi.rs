@@ -84,15 +84,13 @@ extern "C" {
         offline: Option<unsafe extern "C" fn(c_uint) -> c_int>,
     ) -> c_int;
     pub(crate) fn rtrs_cpuhp_remove(state: c_int);
-    pub(crate) fn rtrs_file_setup(
-        f: *mut c_void,
-        poll: Option<
-            unsafe extern "C" fn(
-                *mut bindings::file,
-                *mut bindings::poll_table_struct,
-            ) -> bindings::__poll_t,
-        >,
-    ) -> c_int;
+    /// `poll` is the C hook `__poll_t (*)(struct file *, struct
+    /// poll_table_struct *)`, or NULL. It is declared here as a plain
+    /// pointer: a function pointer type naming `bindings::file` trips
+    /// `improper_ctypes` on kernels whose `struct file` holds an empty
+    /// struct (`lock_class_key` without lockdep). The function it points
+    /// to must have that C type (`rtrs::file`'s trampoline has).
+    pub(crate) fn rtrs_file_setup(f: *mut c_void, poll: *const c_void) -> c_int;
     pub(crate) fn rtrs_set_current_fifo(prio: c_int) -> c_int;
     pub(crate) fn rtrs_current_tid() -> c_int;
     // `pdev` is a `struct pci_dev *` (whose bindgen type is not FFI-safe).

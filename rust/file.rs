@@ -4,7 +4,10 @@
 
 use kernel::{
     bindings,
-    ffi::c_uint,
+    ffi::{
+        c_uint,
+        c_void, //
+    },
     fs::{
         file::flags::O_NONBLOCK,
         File,
@@ -56,10 +59,15 @@ unsafe extern "C" fn poll_trampoline<P: Poll>(
 /// the file is open (so `rmmod` is refused until it is closed; Linux 7.2's
 /// `MiscDevice` does not arrange that) and, with `P`, `poll()` works.
 pub(crate) fn setup<P: Poll>(file: &File) -> Result {
-    // SAFETY: `file` is a valid file being opened; the trampoline has the
-    // C `poll` hook's type.
+    // The trampoline, with the C `poll` hook's type, as the shim takes it.
+    let poll: unsafe extern "C" fn(
+        *mut bindings::file,
+        *mut bindings::poll_table_struct,
+    ) -> bindings::__poll_t = poll_trampoline::<P>;
+    // SAFETY: `file` is a valid file being opened; `poll` points to a
+    // function of the C `poll` hook's type.
     kernel::error::to_result(unsafe {
-        ffi::rtrs_file_setup(file.as_ptr().cast(), Some(poll_trampoline::<P>))
+        ffi::rtrs_file_setup(file.as_ptr().cast(), poll as *const c_void)
     })
 }
 
