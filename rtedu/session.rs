@@ -119,8 +119,10 @@ impl HardTimerCallback for EduSession {
         let missed = this.pending_missed.xchg(0, Relaxed) + late;
         this.raised_missed.store(missed, Relaxed);
         this.seq.fetch_add(1, Relaxed);
-        this.in_flight.store(true, Relaxed);
+        // The raise's time before the flag that publishes it: an IRQ thread
+        // that sees this event in flight sees its time too.
         this.raise_ns.store(ktime_ns(), Relaxed);
+        this.in_flight.store(true, Release);
         if this
             .inst
             .with_bar(|bar| bar.write32(regs::IRQ_PROBE, regs::IRQ_RAISE))
@@ -143,6 +145,13 @@ impl EduSession {
             return;
         }
         let raise = self.raise_ns.load(Relaxed);
+        // An interrupt taken before this event was raised is an earlier
+        // raise's: one of a session stopped before its interrupt was
+        // handled, whose bit a new session's IRQ thread finds pending. It
+        // is not this event's; this one's own interrupt completes it.
+        if irq_ns < raise {
+            return;
+        }
         let mut rec = Record {
             cpu: 0,
             seq: self.seq.load(Relaxed),
