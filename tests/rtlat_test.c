@@ -108,6 +108,19 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
+/* Writes `v` to the sysfs or tracefs file `path`: 0, or -1 on any error. */
+static int write_int(const char *path, int v)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f)
+		return -1;
+	rc = fprintf(f, "%d", v) < 0;
+	rc |= fclose(f) != 0;
+	return rc ? -1 : 0;
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -1196,16 +1209,9 @@ TEST_F_TIMEOUT(dev, user_stage, 180)
 static int set_online(int cpu, int on)
 {
 	char path[64];
-	FILE *f;
-	int rc;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	rc = fprintf(f, "%d", on) < 0;
-	rc |= fclose(f) != 0;
-	return rc ? -1 : 0;
+	return write_int(path, on);
 }
 
 TEST_F(dev, cpu_offline_during_session)
@@ -2367,14 +2373,7 @@ static int tracing_on(void)
 
 static int set_tracing_on(int on)
 {
-	FILE *f = fopen("/sys/kernel/tracing/tracing_on", "w");
-	int rc;
-
-	if (!f)
-		return -1;
-	rc = fprintf(f, "%d", on) < 0;
-	rc |= fclose(f) != 0;
-	return rc ? -1 : 0;
+	return write_int("/sys/kernel/tracing/tracing_on", on);
 }
 
 /*
