@@ -2379,25 +2379,26 @@ static int set_tracing_on(int on)
 /*
  * A threshold trip turns the kernel's tracing off (the global tracing_on)
  * when the session asks for it with RTLAT_CFG_TRACING_OFF, and only then.
- * It changes global state: tracing_on is set back to 1 before anything is
- * asserted.
+ * It changes global state: tracing_on is 1 for each trip and set back to
+ * the value it had before the test, before anything is asserted.
  */
 TEST_F(dev, trip_turns_tracing_off_if_asked)
 {
 	static const __u32 flags[] = { 0, RTLAT_CFG_TRACING_OFF };
 	struct rtlat_config c;
 	struct rtlat_status s;
-	int i, on;
+	int i, on, before = tracing_on();
 
+	ASSERT_LE(0, before) TH_LOG("no /sys/kernel/tracing/tracing_on");
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, set_tracing_on(1)) TH_LOG("no /sys/kernel/tracing/tracing_on");
+		ASSERT_EQ(0, set_tracing_on(1));
 		default_config(&c);
 		c.cpus[0] = 1;
 		c.threshold_ns[RTLAT_STAGE_THREAD] = 1;
 		c.flags = flags[i];
 		run_until_stopped(_metadata, self->fd, &c, &s);
 		on = tracing_on();
-		ASSERT_EQ(0, set_tracing_on(1));
+		ASSERT_EQ(0, set_tracing_on(before));
 		ASSERT_EQ(RTLAT_STOP_THRESHOLD, s.stop_reason);
 		EXPECT_EQ(flags[i] ? 0 : 1, on) TH_LOG("flags %#x: tracing_on %d after the trip",
 						      flags[i], on);
