@@ -23,7 +23,7 @@
 //! - [`tracepoint`]: probes on the scheduler and interrupt tracepoints,
 //!   feeding per-CPU timelines of what ran ([`blame`], `lib/rtcore`);
 //! - [`sync`]: sleeping locks that can only be taken with a
-//!   [`context::Sleepable`] token;
+//!   [`context::Sleepable`] token, and a completion waited for killably;
 //! - [`file`]: `poll()` for misc devices, and keeping the module loaded
 //!   while a device file is open;
 //! - [`irq`]: interrupt handlers split into a hard-IRQ half (with a

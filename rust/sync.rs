@@ -8,9 +8,13 @@
 //! [`HardIrq`](super::context::HardIrq) token instead, so taking one of these
 //! locks there does not compile. A [`TaskMutex`] can also be waited for
 //! interruptibly ([`TaskMutex::lock_interruptible`]), as a system call
-//! waiting for another's slow work should be.
+//! waiting for another's slow work should be. A [`Completion`] can be waited
+//! for killably, as a system call waiting for a task that may not run for
+//! long (another CPU's kernel thread, kept off by a higher priority) should
+//! be: the `kernel` crate's waits uninterruptibly only.
 
 use kernel::{
+    bindings,
     ffi::c_void,
     prelude::*,
     str::CStr,
@@ -24,6 +28,7 @@ use kernel::{
         },
         LockClassKey, //
     },
+    types::Opaque,
 };
 
 use super::{
@@ -119,4 +124,51 @@ macro_rules! new_task_spinlock {
             ::kernel::static_lock_class!(),
         )
     };
+}
+
+/// A completion (`struct completion`) that can be waited for killably.
+///
+/// # Invariants
+///
+/// `inner` is initialised by [`Self::new`].
+#[pin_data]
+pub(crate) struct Completion {
+    #[pin]
+    inner: Opaque<bindings::completion>,
+}
+
+// SAFETY: A completion may be completed and waited for from any task.
+unsafe impl Send for Completion {}
+// SAFETY: As above, concurrently (its own lock serialises them).
+unsafe impl Sync for Completion {}
+
+impl Completion {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // INVARIANT: initialised here.
+            inner <- Opaque::ffi_init(|slot: *mut bindings::completion| {
+                // SAFETY: `slot` is valid, uninitialised memory for a
+                // completion, pinned.
+                unsafe { bindings::init_completion(slot) };
+            }),
+        })
+    }
+
+    /// Completes it for good: every waiter goes on, now and later. Task
+    /// context (on PREEMPT_RT, not with interrupts off).
+    pub(crate) fn complete_all(&self) {
+        // SAFETY: An initialised completion (type invariant).
+        unsafe { bindings::complete_all(self.inner.get()) };
+    }
+
+    /// Waits until it is completed; `EINTR` if a fatal signal comes first.
+    /// Sleeps (killably: `D` in `ps`, but `SIGKILL` ends it).
+    pub(crate) fn wait_killable(&self, _ctx: &Sleepable) -> Result {
+        // SAFETY: An initialised completion (type invariant); the caller may
+        // sleep (`_ctx`).
+        if unsafe { bindings::wait_for_completion_killable(self.inner.get()) } != 0 {
+            return Err(EINTR);
+        }
+        Ok(())
+    }
 }
