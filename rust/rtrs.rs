@@ -15,6 +15,8 @@
 //! - [`percpu`]: per-CPU storage with access pinned to a CPU, or only from
 //!   its own CPU with interrupts off;
 //! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
+//! - [`workqueue`]: a module's own ordered workqueue, drained before it
+//!   unloads, for work that may wait long;
 //! - [`direct_wait`]: a task blocked until a hard IRQ claims and wakes it
 //!   (one wake-up, no wait queue);
 //! - [`cpuhp`]: CPU hotplug notifications, and holding hotplug off while a
@@ -90,3 +92,4 @@ pub(crate) mod tracepoint;
     reason = "public API of the host crate, private in a module"
 )]
 pub(crate) mod uapi;
+pub(crate) mod workqueue;
