@@ -93,6 +93,7 @@ extern "C" {
     pub(crate) fn rtrs_file_setup(f: *mut c_void, poll: *const c_void) -> c_int;
     pub(crate) fn rtrs_set_current_fifo(prio: c_int) -> c_int;
     pub(crate) fn rtrs_current_tid() -> c_int;
+    pub(crate) fn rtrs_current_flags() -> c_uint;
     // `pdev` is a `struct pci_dev *` (whose bindgen type is not FFI-safe).
     pub(crate) fn rtrs_pci_domain_nr(pdev: *mut c_void) -> c_int;
     pub(crate) fn rtrs_local_irq_save() -> c_ulong;

@@ -361,6 +361,12 @@ int rtrs_current_tid(void)
 	return task_pid_nr(current);
 }
 
+/* current->flags: PF_EXITING, PF_KTHREAD ... */
+unsigned int rtrs_current_flags(void)
+{
+	return current->flags;
+}
+
 /* pci_domain_nr(pdev->bus): the PCI domain (segment) of a device. */
 int rtrs_pci_domain_nr(struct pci_dev *pdev)
 {

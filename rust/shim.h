@@ -67,6 +67,7 @@ void rtrs_local_unlock(local_lock_t __percpu *lock);
 
 int rtrs_set_current_fifo(int prio);
 int rtrs_current_tid(void);
+unsigned int rtrs_current_flags(void);
 int rtrs_pci_domain_nr(struct pci_dev *pdev);
 
 /* Event kinds, as rtcore::blame::Kind numbers them. */

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What the measuring code asks of the current task: whether it is the idle
-//! task, the one CPU its affinity allows, and its right to run RT
-//! measurements.
+//! task, the one CPU its affinity allows, its right to run RT measurements,
+//! and whether a wait of it can be killed.
+
+use kernel::bindings;
 
 use super::ffi;
 
@@ -41,4 +43,16 @@ pub(crate) fn capable_rt() -> bool {
 pub(crate) fn capable_perfmon() -> bool {
     // SAFETY: Checks the current credentials; no precondition.
     unsafe { ffi::rtrs_capable_perfmon() }
+}
+
+/// True if `SIGKILL` can end a killable wait of the current task: a user
+/// task that is not exiting. An exiting task (a file closed by `exit()`,
+/// or after a fatal signal) gets no signal any more, and a kernel thread
+/// (a file's last reference dropped by a worker) none at all: a killable
+/// wait of theirs is an uninterruptible one.
+#[inline]
+pub(crate) fn current_killable() -> bool {
+    // SAFETY: Reads `current`; no precondition.
+    let flags = unsafe { ffi::rtrs_current_flags() };
+    flags & (bindings::PF_EXITING | bindings::PF_KTHREAD) == 0
 }
