@@ -248,16 +248,16 @@ impl Source for EduSession {
         Ok(())
     }
 
-    fn stop(&self, ctx: &Sleepable, reason: StopReason) {
+    fn stop(self: &Arc<Self>, ctx: &Sleepable, reason: StopReason) {
         let _serial = self.stop_lock.lock(ctx);
         self.out.set_stopped(ctx, reason);
         self.stopping.store(true, Relaxed);
         smp_mb();
-        cancel_hard_timer(self);
+        cancel_hard_timer(&**self);
         // After this the IRQ thread completes no record into this session.
         let mine = {
             let mut active = self.inst.active.lock(ctx);
-            if active.as_ref().is_some_and(|s| ptr::eq(&**s, self)) {
+            if active.as_ref().is_some_and(|s| ptr::eq(&**s, &**self)) {
                 active.take()
             } else {
                 None

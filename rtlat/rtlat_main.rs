@@ -50,6 +50,7 @@ use rtrs::{
         Readers,
         Sessions, //
     },
+    workqueue::ModuleQueue,
 };
 use session::Session;
 
@@ -63,11 +64,14 @@ module! {
 
 /// The device: the registration and the one session.
 ///
-/// Fields drop in order: the device goes first, the readers' queue last.
+/// Fields drop in order: the device goes first, then the queue where
+/// sessions finish stopping (waiting for every stop still under way), the
+/// readers' queue last.
 #[pin_data]
 struct RtlatModule {
     #[pin]
     misc: MiscDeviceRegistration<RtlatFile>,
+    _teardown: rtrs::workqueue::Installed,
     _hotplug: rtrs::cpuhp::Registration<RtlatFile>,
     _readers: InstalledReaders,
 }
@@ -100,6 +104,10 @@ kernel::sync::global_lock! {
     unsafe(uninit) static SHARED: Mutex<Sessions<Session>> = Sessions::new();
 }
 
+/// Where sessions finish stopping: a stop waits there for kernel threads
+/// that cannot run yet, its caller killably (`Session::stop`).
+static TEARDOWN: ModuleQueue = ModuleQueue::new();
+
 /// Ids of open files.
 static NEXT_ID: Atomic<u64> = Atomic::new(1);
 
@@ -112,6 +120,9 @@ impl kernel::InPlaceModule for RtlatModule {
             // file holds the module).
             _readers: InstalledReaders::new()?,
             _hotplug: rtrs::cpuhp::Registration::new(c"rtlat:online")?,
+            // SAFETY: Dropped after `misc` (fields drop in order): no file
+            // is open then, and only file operations queue on it.
+            _teardown: unsafe { TEARDOWN.install(c"rtlat_stop") }?,
             misc <- MiscDeviceRegistration::register(MiscDeviceOptions { name: c"rtlat" }),
         })
     }
@@ -145,7 +156,7 @@ impl MiscDevice for RtlatFile {
     fn ioctl(this: &Self, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
         // SAFETY: File operations run in task context and may sleep.
         let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::ioctl(ctx, &&SHARED, &(), this.id, cmd, arg)
+        measure::ioctl(ctx, &&SHARED, &&TEARDOWN, this.id, cmd, arg)
     }
 
     fn read_iter(mut kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {

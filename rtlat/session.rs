@@ -58,7 +58,7 @@
 //! latency.
 
 use kernel::{
-    bindings, c_str, new_condvar,
+    bindings, c_str, impl_has_work, new_condvar, new_work,
     prelude::*,
     sync::{
         aref::ARef,
@@ -82,6 +82,10 @@ use kernel::{
         },
         Delta,
         Monotonic, //
+    },
+    workqueue::{
+        Work,
+        WorkItem, //
     },
 };
 
@@ -124,7 +128,10 @@ use crate::rtrs::{
         Source, //
     },
     preempt::MigrateGuard,
-    sync::TaskMutex,
+    sync::{
+        Completion,
+        TaskMutex, //
+    },
     task::{
         current_is_idle,
         current_pinned_cpu, //
@@ -138,6 +145,7 @@ use crate::rtrs::{
         State,
         StopReason, //
     },
+    workqueue::ModuleQueue,
 };
 
 /// Per-CPU state of a session.
@@ -189,14 +197,14 @@ pub(crate) struct CpuState {
     direct: Atomic<u64>,
     /// That activation as its hard IRQ saw it.
     claimed: Fired,
-    /// The user waiter: one at a time; `stop` waits until it has left.
+    /// The user waiter: one at a time; `finish` waits until it has left.
     user_busy: Atomic<bool>,
     #[pin]
     user_lock: TaskMutex<UserSide>,
     #[pin]
     user_cv: CondVar,
     /// Held by whoever completes a record of this CPU in task context (its
-    /// kernel thread, its user waiter, `stop`): the ring has one producer.
+    /// kernel thread, its user waiter, `finish`): the ring has one producer.
     #[pin]
     produce: TaskMutex<()>,
     /// Stop sampling (set by stop, by a threshold trip, and when the CPU
@@ -448,7 +456,7 @@ impl CpuState {
             c.idle.load(Relaxed),
         );
         // (Relaxed: every taker that can race the hard IRQ runs on its CPU,
-        // the waiter with migration off and the bound thread; stop() takes
+        // the waiter with migration off and the bound thread; finish() takes
         // what is left once the timer is cancelled.)
         self.direct.cmpxchg(seq, 0, Relaxed).ok()?;
         Some(rec)
@@ -544,11 +552,36 @@ pub(crate) struct Session {
     pub(crate) cpus: KVec<Arc<CpuState>>,
     /// Late activations explained, if the config asks for it.
     blame: Option<Pin<KBox<Blame>>>,
-    /// Serialises `stop` (the owner's, and a close racing with it).
+    /// Serialises START and `stop` (the owner's, and a close racing with
+    /// it); `finish` takes it too, so that it joins every thread a START
+    /// started. Never held while waiting for a kernel thread.
     #[pin]
     stop_lock: TaskMutex<()>,
     #[pin]
     threads: TaskMutex<KVec<RtThread<Worker>>>,
+    /// The device's queue, where `finish` runs.
+    queue: &'static ModuleQueue,
+    /// Set by the first `stop`, which queues `finish`.
+    retiring: Atomic<bool>,
+    #[pin]
+    finish_work: Work<Session>,
+    /// Completed when `finish` has run.
+    #[pin]
+    stopped: Completion,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Session { self.finish_work }
+}
+
+impl WorkItem for Session {
+    type Pointer = Arc<Session>;
+
+    fn run(this: Arc<Session>) {
+        // SAFETY: A work item runs in a worker thread: task context.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        this.finish(ctx);
+    }
 }
 
 /// Data of one CPU's kernel thread.
@@ -636,7 +669,8 @@ impl Worker {
 }
 
 impl Source for Session {
-    type Device = ();
+    /// Where sessions finish stopping.
+    type Device = &'static ModuleQueue;
 
     const USER_WAIT: bool = true;
 
@@ -644,7 +678,7 @@ impl Source for Session {
     /// timelines and probes (START); nothing is allocated after START.
     fn configure(
         ctx: &Sleepable,
-        _dev: &(),
+        queue: &&'static ModuleQueue,
         config: Config,
         set: &[u64],
         readers: Arc<Readers>,
@@ -686,6 +720,10 @@ impl Source for Session {
                 blame,
                 stop_lock <- crate::new_task_mutex!(()),
                 threads <- crate::new_task_mutex!(KVec::new()),
+                queue: *queue,
+                retiring: Atomic::new(false),
+                finish_work <- new_work!("rtlat::Session::finish_work"),
+                stopped <- Completion::new(),
             }),
             GFP_KERNEL,
         )
@@ -695,8 +733,15 @@ impl Source for Session {
         &self.out
     }
 
-    /// Starts sampling: one RT kernel thread per CPU.
+    /// Starts sampling: one RT kernel thread per CPU, once the threads of
+    /// the sessions stopped before have exited (one `rtlat/N` per CPU);
+    /// that wait, for a CPU still monopolised, is killable.
     fn start(self: &Arc<Self>, ctx: &Sleepable) -> Result {
+        // (A START that will be refused does not wait: checked again below.)
+        if self.out.state() != State::Configured {
+            return Err(EBUSY);
+        }
+        self.queue.flush_killable(ctx)?;
         let started = {
             // Serialised with another START (one that finds the session
             // running must not take its probes away) and with `stop`.
@@ -728,16 +773,99 @@ impl Source for Session {
             Err(Failed::NotStarted(e)) => Err(e),
             Err(Failed::Started(e)) => {
                 self.stop(ctx, StopReason::User);
+                // (A fatal signal only ends the wait.)
+                let _ = self.wait_stopped(ctx);
                 Err(e)
             }
         }
     }
 
-    /// Stops sampling and joins every thread; records and statistics stay.
-    /// Sleeps; never call it from a session thread.
-    fn stop(&self, ctx: &Sleepable, reason: StopReason) {
+    /// Stops sampling: the state, the readers woken, no timer armed again,
+    /// the kernel threads and user waiters told. The rest, which waits for
+    /// them, is `finish`, on the device's queue: a kernel thread whose CPU
+    /// a task of a higher priority monopolises exits only once that task
+    /// lets it run, and the caller must not wait for that unkillably.
+    fn stop(self: &Arc<Self>, ctx: &Sleepable, reason: StopReason) {
         let _serial = self.stop_lock.lock(ctx);
         self.halt(ctx, reason);
+        for cpu in self.cpus.iter() {
+            cancel_hard_timer(&**cpu);
+        }
+        if self.retiring.xchg(true, Relaxed) {
+            return;
+        }
+        if let Err(me) = self.queue.enqueue(self.clone()) {
+            // No queue (only while the module loads or unloads, when no
+            // file is open): here, then.
+            me.finish(ctx);
+        }
+    }
+
+    /// Waits, killably, until `finish` has run.
+    fn wait_stopped(&self, ctx: &Sleepable) -> Result {
+        self.stopped.wait_killable(ctx)
+    }
+
+    /// `RTLAT_IOC_RESET`: the statistics and the blame tallies.
+    fn reset(&self, ctx: &Sleepable) {
+        self.out.reset();
+        if self.blame.is_some() {
+            for c in self.cpus.iter() {
+                *c.tally.lock(ctx) = Tally::new();
+            }
+        }
+    }
+
+    /// `RTLAT_IOC_BLAME`: a CPU's late activations explained; `EINVAL`
+    /// unless the session explains them and samples that CPU.
+    fn blame(
+        &self,
+        ctx: &Sleepable,
+        req: uapi::BlameRequest,
+        buf: &mut [u8; uapi::BLAME_SIZE],
+    ) -> Result {
+        self.blame.as_ref().ok_or(EINVAL)?;
+        let c = self.cpu(req.cpu).ok_or(EINVAL)?;
+        Blame::report(ctx, req, &c.tally, buf)
+    }
+
+    /// `RTLAT_IOC_USER_WAIT`: the user stage, from a thread pinned to a CPU.
+    fn user_wait(&self, ctx: &Sleepable) -> Result<Record> {
+        if !self.out.config.user_stage() {
+            return Err(EINVAL);
+        }
+        let cpu_id = current_pinned_cpu().ok_or(EINVAL)?;
+        let cpu = self.cpu(cpu_id).ok_or(EINVAL)?;
+        if !self.out.running() {
+            return Err(measure::eshutdown());
+        }
+        if cpu.user_busy.xchg(true, Acquire) {
+            return Err(EBUSY);
+        }
+        let r = self.user_wait_on(ctx, cpu);
+        let _g = cpu.user_lock.lock(ctx);
+        cpu.user_busy.store(false, Release);
+        // `finish` may be waiting for this waiter to leave.
+        cpu.user_cv.notify_all();
+        r
+    }
+}
+
+/// Why [`Session::start_threads`] failed.
+enum Failed {
+    /// The session was not started (it runs, or ran, already).
+    NotStarted(Error),
+    /// It was, and must be stopped.
+    Started(Error),
+}
+
+impl Session {
+    /// The end of a stop (on the device's queue): joins every thread,
+    /// waiting for each to run, lets the user waiters leave, completes what
+    /// they left pending and ends the stream; records and statistics stay.
+    fn finish(&self, ctx: &Sleepable) {
+        // A START under way has started its threads: they are joined too.
+        drop(self.stop_lock.lock(ctx));
         for cpu in self.cpus.iter() {
             cancel_hard_timer(&**cpu);
         }
@@ -780,62 +908,9 @@ impl Source for Session {
         }
         // Nothing can produce a record any more: the stream may end.
         self.out.set_finished(ctx);
+        self.stopped.complete_all();
     }
 
-    /// `RTLAT_IOC_RESET`: the statistics and the blame tallies.
-    fn reset(&self, ctx: &Sleepable) {
-        self.out.reset();
-        if self.blame.is_some() {
-            for c in self.cpus.iter() {
-                *c.tally.lock(ctx) = Tally::new();
-            }
-        }
-    }
-
-    /// `RTLAT_IOC_BLAME`: a CPU's late activations explained; `EINVAL`
-    /// unless the session explains them and samples that CPU.
-    fn blame(
-        &self,
-        ctx: &Sleepable,
-        req: uapi::BlameRequest,
-        buf: &mut [u8; uapi::BLAME_SIZE],
-    ) -> Result {
-        self.blame.as_ref().ok_or(EINVAL)?;
-        let c = self.cpu(req.cpu).ok_or(EINVAL)?;
-        Blame::report(ctx, req, &c.tally, buf)
-    }
-
-    /// `RTLAT_IOC_USER_WAIT`: the user stage, from a thread pinned to a CPU.
-    fn user_wait(&self, ctx: &Sleepable) -> Result<Record> {
-        if !self.out.config.user_stage() {
-            return Err(EINVAL);
-        }
-        let cpu_id = current_pinned_cpu().ok_or(EINVAL)?;
-        let cpu = self.cpu(cpu_id).ok_or(EINVAL)?;
-        if !self.out.running() {
-            return Err(measure::eshutdown());
-        }
-        if cpu.user_busy.xchg(true, Acquire) {
-            return Err(EBUSY);
-        }
-        let r = self.user_wait_on(ctx, cpu);
-        let _g = cpu.user_lock.lock(ctx);
-        cpu.user_busy.store(false, Release);
-        // `stop` may be waiting for this waiter to leave.
-        cpu.user_cv.notify_all();
-        r
-    }
-}
-
-/// Why [`Session::start_threads`] failed.
-enum Failed {
-    /// The session was not started (it runs, or ran, already).
-    NotStarted(Error),
-    /// It was, and must be stopped.
-    Started(Error),
-}
-
-impl Session {
     /// START, once the probes are registered: one RT kernel thread per CPU.
     fn start_threads(self: &Arc<Self>, ctx: &Sleepable) -> Result<(), Failed> {
         // A CPU that went offline since CONFIG (its teardown callback ran, or

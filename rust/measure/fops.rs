@@ -104,7 +104,9 @@ fn config<S: Source, L: SessionLock<S>>(
         // outside the device's lock.)
         Ok((old, _kept)) => {
             if let Some(old) = old {
+                // The new session is in: a fatal signal only ends the wait.
                 old.stop(ctx, StopReason::User);
+                let _ = old.wait_stopped(ctx);
             }
         }
         // Never started (no timer, no thread): dropping it is enough, and
@@ -273,7 +275,9 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             Ok(0)
         }
         ioc::STOP => {
-            owned(ctx, lock, id)?.stop(ctx, StopReason::User);
+            let s = owned(ctx, lock, id)?;
+            s.stop(ctx, StopReason::User);
+            s.wait_stopped(ctx)?;
             Ok(0)
         }
         ioc::ATTACH => {
@@ -312,7 +316,9 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
 }
 
 /// File `id` is closed: if it owned the session, the session stops and is
-/// freed.
+/// freed. The close waits for the stop to finish only if a `SIGKILL` can
+/// end that wait: not in an exiting task, which no signal reaches any more,
+/// nor in a kernel thread; the stop then finishes on its own.
 pub(crate) fn release<S: Source, L: SessionLock<S>>(ctx: &Sleepable, lock: &L, id: u64) {
     let (owned, kept) = lock.with(ctx, |sh| {
         let kept = sh.closed(id);
@@ -325,6 +331,10 @@ pub(crate) fn release<S: Source, L: SessionLock<S>>(ctx: &Sleepable, lock: &L, i
     });
     if let Some(s) = owned {
         s.stop(ctx, StopReason::User);
+        if task::current_killable() {
+            // (Killed: the session is freed when its stop has finished.)
+            let _ = s.wait_stopped(ctx);
+        }
     }
     // (A session freed here is freed outside the device's lock.)
     drop(kept);

@@ -47,9 +47,18 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
     /// Starts sampling (`RTLAT_IOC_START`).
     fn start(self: &Arc<Self>, ctx: &Sleepable) -> Result;
 
-    /// Stops sampling for `reason`, waits until no producer runs, and then
-    /// calls [`Output::set_finished`]. Sleeps; idempotent.
-    fn stop(&self, ctx: &Sleepable, reason: StopReason);
+    /// Stops sampling for `reason`; [`Output::set_finished`] follows once
+    /// no producer runs, before this returns or, for a producer that cannot
+    /// run yet (a kernel thread kept off its CPU), later, from a work item:
+    /// [`Self::wait_stopped`] waits for it. Sleeps, but never waits for a
+    /// producer; idempotent.
+    fn stop(self: &Arc<Self>, ctx: &Sleepable, reason: StopReason);
+
+    /// Waits until the stop that [`Self::stop`] began has finished;
+    /// `EINTR` if a fatal signal comes first (it finishes anyway, later).
+    fn wait_stopped(&self, _ctx: &Sleepable) -> Result {
+        Ok(())
+    }
 
     /// Whether the device measures the user stage with
     /// `RTLAT_IOC_USER_WAIT`: if not, the ioctl is `ENOTTY` whether or not
