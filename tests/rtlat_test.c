@@ -1871,13 +1871,13 @@ static void *blocked_reader(void *arg)
 	return NULL;
 }
 
-static char task_state(pid_t tid)
+/* The state letter in the stat file at path (R, S, D, Z ...), or '?'. */
+static char stat_state(const char *path)
 {
-	char path[64], buf[256], *p;
+	char buf[256], *p;
 	FILE *f;
 	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
 	f = fopen(path, "r");
 	if (!f)
 		return '?';
@@ -1886,6 +1886,24 @@ static char task_state(pid_t tid)
 	buf[n] = 0;
 	p = strrchr(buf, ')');
 	return p && p[1] && p[2] ? p[2] : '?';
+}
+
+/* The state of thread tid of this process. */
+static char task_state(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	return stat_state(path);
+}
+
+/* The state of process pid (a child). */
+static char process_state(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return stat_state(path);
 }
 
 TEST_F(dev, second_reader_interruptible)
@@ -2406,9 +2424,9 @@ TEST_F(dev, trip_turns_tracing_off_if_asked)
 }
 
 /* A thread spinning on one CPU, at SCHED_FIFO prio (0: SCHED_OTHER), for
- * ns (0: until stop is set). */
+ * ns (0: until stop is set); done once it has ended. */
 struct spinner {
-	int cpu, prio, started, stop, err;
+	int cpu, prio, started, stop, err, done;
 	__u64 ns;
 };
 
@@ -2429,6 +2447,7 @@ static void *spin(void *arg)
 	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE) &&
 	       (!sp->ns || mono_ns() - t0 < sp->ns))
 		;
+	__atomic_store_n(&sp->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -2618,6 +2637,193 @@ TEST_F(dev, user_wait_shut_down_by_stop)
 	pthread_join(t, NULL);
 	EXPECT_EQ(-1, l.rc);
 	EXPECT_EQ(ESHUTDOWN, l.err) TH_LOG("wait after STOP: %s", strerror(l.err));
+}
+
+/*
+ * A CPU of the session monopolised by a task above the kernel threads'
+ * priority (SCHED_FIFO 99): its kernel thread cannot run, so it cannot
+ * exit either. The test ends the hog once it has seen what it waits for,
+ * or after HOG_WAIT_MS; the hog ends itself after HOG_NS in any case. The
+ * test's own tasks stay on CPU 0, the session and the hog on CPU 1.
+ */
+#define HOG_WAIT_MS 10000
+#define HOG_NS 15000000000ULL
+
+/* Starts the hog on CPU 1 and a session there (file fd); 0 or -1. */
+static int hog_and_session(int fd, struct spinner *sp, pthread_t *t)
+{
+	struct rtlat_config c;
+
+	default_config(&c);
+	c.cpus[0] = 1 << 1;
+	if (ioctl(fd, RTLAT_IOC_CONFIG, &c) || ioctl(fd, RTLAT_IOC_START))
+		return -1;
+	sleep_ms(50);
+	*sp = (struct spinner){ .cpu = 1, .prio = 99, .ns = HOG_NS };
+	return start_spinner(sp, t);
+}
+
+/*
+ * Waits (up to 2 s) until child pid blocks in the kernel (state D, as
+ * both an uninterruptible and a killable wait show), or exits; its state.
+ */
+static char blocked_state(pid_t pid)
+{
+	char st = '?';
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		st = process_state(pid);
+		if (st == 'D' || st == 'Z' || st == '?')
+			break;
+		sleep_ms(10);
+	}
+	return st;
+}
+
+/*
+ * Reaps child pid while the hog sp runs, waiting up to HOG_WAIT_MS, then
+ * ends the hog; the child's wait status, or -1 if it was not reaped while
+ * the hog ran (it may still be there). *ms: how long it took.
+ */
+static int reap_while_the_hog_runs(pid_t pid, struct spinner *sp, int *ms)
+{
+	__u64 t0 = mono_ns();
+	int wst = -1, running;
+
+	do {
+		running = !__atomic_load_n(&sp->done, __ATOMIC_ACQUIRE);
+		if (waitpid(pid, &wst, WNOHANG) == pid) {
+			if (!running)
+				wst = -1;
+			break;
+		}
+		wst = -1;
+		sleep_ms(5);
+		*ms = (mono_ns() - t0) / 1000000;
+	} while (running && *ms < HOG_WAIT_MS);
+	*ms = (mono_ns() - t0) / 1000000;
+	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
+	return wst;
+}
+
+/*
+ * After the hog: the session of file fd stopped and its stream ends (the
+ * teardown that waited for the kernel thread finished; fd -1: that file
+ * is closed), and a new session starts and stops on that CPU (fd's own, or
+ * another file's).
+ */
+static void after_the_hog(struct __test_metadata *_metadata, int fd, pthread_t hog)
+{
+	static struct rtlat_record r[256];
+	struct rtlat_config c;
+	int f = fd, round;
+	ssize_t n;
+
+	pthread_join(hog, NULL);
+	if (f < 0) {
+		f = open_dev(0);
+		ASSERT_LE(0, f);
+	}
+	default_config(&c);
+	c.cpus[0] = 1 << 1;
+	for (round = fd < 0; round < 2; round++) {
+		if (round == 1) {
+			ASSERT_EQ(0, ioctl(f, RTLAT_IOC_CONFIG, &c));
+			ASSERT_EQ(0, ioctl(f, RTLAT_IOC_START));
+			sleep_ms(50);
+		}
+		ASSERT_EQ(0, ioctl(f, RTLAT_IOC_STOP));
+		while ((n = read(f, r, sizeof(r))) > 0)
+			;
+		ASSERT_EQ(0, n);
+	}
+	if (fd < 0)
+		close(f);
+}
+
+/*
+ * STOP while a CPU of the session is monopolised waits for its kernel
+ * thread, but killably: a SIGKILL ends the wait and the task is reaped
+ * before the hog ends; the stop completes once the thread runs.
+ */
+TEST_F_TIMEOUT(dev, stop_while_a_cpu_is_monopolised, 60)
+{
+	struct spinner sp;
+	pthread_t hog;
+	pid_t pid;
+	int wst, ms;
+	char st;
+
+	ASSERT_LE(2, cpus_online());
+	ASSERT_EQ(0, pin_to(0));
+	ASSERT_EQ(0, hog_and_session(self->fd, &sp, &hog));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(ioctl(self->fd, RTLAT_IOC_STOP) ? 1 : 0);
+	st = blocked_state(pid);
+	EXPECT_EQ('D', st) TH_LOG("STOP did not wait for the monopolised CPU: state %c", st);
+	kill(pid, SIGKILL);
+	wst = reap_while_the_hog_runs(pid, &sp, &ms);
+	EXPECT_NE(-1, wst) TH_LOG("STOP not reaped after SIGKILL while the hog ran");
+	if (wst != -1)
+		TH_LOG("reaped %d ms after SIGKILL", ms);
+	if (wst == -1)
+		waitpid(pid, &wst, 0);
+	after_the_hog(_metadata, self->fd, hog);
+}
+
+/*
+ * Closing the owner while a CPU of the session is monopolised: a close()
+ * waits killably (SIGKILL ends it), an exit does not wait; either task is
+ * reaped before the hog ends, and the session is torn down once its kernel
+ * thread runs.
+ */
+TEST_F_TIMEOUT(dev, close_while_a_cpu_is_monopolised, 60)
+{
+	static const char *const how[] = { "close", "exit" };
+	struct spinner sp;
+	int k, wst, ms, fd, go[2];
+	pthread_t hog;
+	pid_t pid;
+	char st, b;
+
+	ASSERT_LE(2, cpus_online());
+	ASSERT_EQ(0, pin_to(0));
+	for (k = 0; k < 2; k++) {
+		/* The owner is the child: only its file holds the session. */
+		fd = open_dev(0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, hog_and_session(fd, &sp, &hog));
+		ASSERT_EQ(0, pipe(go));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			close(go[1]);
+			if (read(go[0], &b, 1) != 1)
+				_exit(2);
+			if (k == 0)
+				close(fd);
+			_exit(0);
+		}
+		close(go[0]);
+		close(fd);
+		ASSERT_EQ(1, write(go[1], "x", 1));
+		close(go[1]);
+		if (k == 0) {
+			st = blocked_state(pid);
+			EXPECT_EQ('D', st) TH_LOG("close did not wait: state %c", st);
+			kill(pid, SIGKILL);
+		}
+		wst = reap_while_the_hog_runs(pid, &sp, &ms);
+		EXPECT_NE(-1, wst) TH_LOG("%s: not reaped while the hog ran", how[k]);
+		if (wst != -1)
+			TH_LOG("%s: reaped in %d ms", how[k], ms);
+		if (wst == -1)
+			waitpid(pid, &wst, 0);
+		after_the_hog(_metadata, -1, hog);
+	}
 }
 
 /* Last: once every file is closed, the module unloads cleanly. */
