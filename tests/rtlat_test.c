@@ -495,8 +495,24 @@ TEST(root_short_of_capabilities)
 	}
 }
 
-/* Reads every record until EOF; checks per-CPU order and stage plausibility. */
-static int drain(struct __test_metadata *_metadata, int fd, __u64 *per_cpu, int ncpu)
+/*
+ * The periods a CPU's records account for: the first and the last expected
+ * expiry, the periods from the first to the last (each record's own and the
+ * ones it says were missed before it), and the records whose expected
+ * expiry is not the previous one's plus those periods (a period that
+ * vanished uncounted, or one counted twice).
+ */
+struct span {
+	__u64 first, last, periods, first_missed;
+	int gaps;
+};
+
+/*
+ * Reads every record until EOF; checks per-CPU order and stage
+ * plausibility. With `span`, also each CPU's span of `period` ns periods.
+ */
+static int drain_spans(struct __test_metadata *_metadata, int fd, __u64 *per_cpu, int ncpu,
+		       struct span *span, __u64 period)
 {
 	static struct rtlat_record recs[256];
 	__u64 last_seq[RTLAT_MAX_CPUS] = { 0 };
@@ -526,6 +542,23 @@ static int drain(struct __test_metadata *_metadata, int fd, __u64 *per_cpu, int 
 				EXPECT_LE(r->lat_ns[RTLAT_STAGE_IRQ], r->lat_ns[RTLAT_STAGE_THREAD]);
 				EXPECT_GT(1000000000LL, r->lat_ns[RTLAT_STAGE_THREAD]);
 			}
+			if (span) {
+				struct span *p = &span[r->cpu];
+				__u64 periods = 1 + (__u64)r->missed;
+
+				if (!per_cpu[r->cpu]) {
+					p->first = r->expected_ns;
+					p->first_missed = r->missed;
+				} else if (r->expected_ns != p->last + periods * period) {
+					p->gaps++;
+					TH_LOG("cpu %u seq %llu expected %llu ns after the previous, %llu periods",
+					       r->cpu, (unsigned long long)r->seq,
+					       (unsigned long long)(r->expected_ns - p->last),
+					       (unsigned long long)periods);
+				}
+				p->last = r->expected_ns;
+				p->periods += periods;
+			}
 			per_cpu[r->cpu]++;
 			total++;
 		}
@@ -534,50 +567,76 @@ static int drain(struct __test_metadata *_metadata, int fd, __u64 *per_cpu, int 
 	return total;
 }
 
+static int drain(struct __test_metadata *_metadata, int fd, __u64 *per_cpu, int ncpu)
+{
+	return drain_spans(_metadata, fd, per_cpu, ncpu, NULL, 0);
+}
+
+/* True when each of the first `ncpu` CPUs accounts for `periods` periods
+ * (measured or missed) or more. */
+static int periods_accounted(int fd, int ncpu, __u64 periods)
+{
+	struct rtlat_stats st;
+	int cpu;
+
+	for (cpu = 0; cpu < ncpu; cpu++)
+		if (stats(fd, cpu, RTLAT_STAGE_THREAD, &st, NULL, 0) || st.count + st.missed < periods)
+			return 0;
+	return 1;
+}
+
 TEST_F(dev, records_and_statistics)
 {
 	struct rtlat_config c;
 	struct rtlat_status s;
 	struct rtlat_stats st;
 	static __u64 buckets[RTLAT_HIST_BUCKETS];
+	static struct span span[RTLAT_MAX_CPUS];
 	__u64 per_cpu[RTLAT_MAX_CPUS] = { 0 };
 	int ncpu = cpus_online(), cpu, total, i;
-	struct timespec t0, t1;
-	long long elapsed;
-	__u64 sum;
+	__u64 t1, sum;
 
 	default_config(&c);
 	c.period_ns = 500000;
+	/* The records are read after STOP: each ring holds 8 s of them. */
+	c.ring_records = 16384;
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
-	sleep_ms(1500);
+	/*
+	 * Sampling goes on until every CPU accounted for 1.5 s of periods,
+	 * however slow the guest (up to 20 s): a CPU that stops sampling
+	 * fails here, not by a bound on the time.
+	 */
+	for (i = 0; i < 400 && !periods_accounted(self->fd, ncpu, 3000); i++)
+		sleep_ms(50);
+	ASSERT_TRUE(periods_accounted(self->fd, ncpu, 3000));
 	ASSERT_EQ(0, status(self->fd, &s));
 	ASSERT_EQ(RTLAT_STATE_RUNNING, s.state);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	elapsed = (t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+	t1 = mono_ns();
 	ASSERT_EQ(0, status(self->fd, &s));
 	ASSERT_EQ(RTLAT_STATE_STOPPED, s.state);
 	ASSERT_EQ(RTLAT_STOP_USER, s.stop_reason);
 
-	total = drain(_metadata, self->fd, per_cpu, ncpu);
+	total = drain_spans(_metadata, self->fd, per_cpu, ncpu, span, c.period_ns);
 	ASSERT_EQ(0, status(self->fd, &s));
 	/* Nothing is lost without being counted. */
 	ASSERT_EQ(s.produced, s.delivered + s.dropped);
 	ASSERT_EQ(s.delivered, (__u64)total);
+	/* And here nothing is lost: the spans below are whole. */
+	ASSERT_EQ(0, s.dropped);
 
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		__u64 expect = elapsed / c.period_ns;
-
 		ASSERT_EQ(0, stats(self->fd, cpu, RTLAT_STAGE_THREAD, &st, buckets, RTLAT_HIST_BUCKETS));
 		ASSERT_EQ(RTLAT_HIST_LAYOUT, st.hist_layout);
 		ASSERT_EQ(RTLAT_HIST_BUCKETS, st.nr_buckets);
-		TH_LOG("cpu %d: %llu samples (%llu read), min %llu avg %llu max %llu p99 %llu missed %llu",
+		TH_LOG("cpu %d: %llu samples (%llu read), min %llu avg %llu max %llu p99 %llu missed %llu; first expected %llu ns after START, last %llu ns before STOP returned",
 		       cpu, (unsigned long long)st.count, (unsigned long long)per_cpu[cpu],
 		       (unsigned long long)st.min, (unsigned long long)(st.count ? st.sum / st.count : 0),
 		       (unsigned long long)st.max, (unsigned long long)st.percentiles[2],
-		       (unsigned long long)st.missed);
+		       (unsigned long long)st.missed,
+		       (unsigned long long)(span[cpu].first - s.started_ns),
+		       (unsigned long long)(t1 - span[cpu].last));
 		/* Statistics agree with the records. */
 		ASSERT_EQ(st.produced, st.count);
 		ASSERT_EQ(per_cpu[cpu], st.delivered);
@@ -589,11 +648,18 @@ TEST_F(dev, records_and_statistics)
 			ASSERT_LE(st.percentiles[i - 1], st.percentiles[i]);
 		ASSERT_LE(st.percentiles[6], st.max);
 		/*
-		 * Every elapsed period is either measured or counted as missed
-		 * (loosely below: the session starts after START returns).
+		 * Every period from the first activation to the last is
+		 * measured or counted as missed, exactly: each record is
+		 * expected its own and its missed periods after the one
+		 * before, and the statistics count those periods. The first
+		 * is armed a period after the thread started, after START;
+		 * the last fired before STOP returned.
 		 */
-		ASSERT_LT(expect / 4, st.count + st.missed);
-		ASSERT_GE(expect + 2, st.count + st.missed);
+		ASSERT_EQ(0, span[cpu].gaps);
+		ASSERT_EQ(st.count + st.missed, span[cpu].periods);
+		ASSERT_EQ(0, span[cpu].first_missed);
+		ASSERT_LE(s.started_ns + c.period_ns, span[cpu].first);
+		ASSERT_GE(t1, span[cpu].last);
 	}
 	/* The human-readable summary, without the tool. */
 	{
