@@ -1107,9 +1107,16 @@ TEST_F(dev, poll_and_epoll)
 	close(reader);
 }
 
+/* The waits of a user_thread whose returned record it keeps. */
+#define KEPT_WAITS 100
+
 struct waiter {
 	int fd, cpu, n, errors;
 	__s64 worst;
+	/* Of the first KEPT_WAITS waits: the record's seq, its user stage and
+	 * when the wait had returned. */
+	__u64 seq[KEPT_WAITS], back[KEPT_WAITS];
+	__s64 user[KEPT_WAITS];
 	/* If kpid: the switches of that task (the CPU's kernel thread) over
 	 * waits 2..n, and the window [t0, t1] of those waits. */
 	int kpid;
@@ -1140,6 +1147,11 @@ static void *user_thread(void *arg)
 			w->errors++;
 			break;
 		}
+		if (i < KEPT_WAITS) {
+			w->back[i] = mono_ns();
+			w->seq[i] = r.seq;
+			w->user[i] = r.lat_ns[RTLAT_STAGE_USER];
+		}
 		if (w->kpid && i == w->n - 1) {
 			w->t1 = mono_ns();
 			w->switches = task_switches(w->kpid) - w->switches;
@@ -1163,14 +1175,15 @@ TEST_F_TIMEOUT(dev, user_stage, 180)
 	struct rtlat_config c;
 	struct rtlat_record r;
 	struct rtlat_stats st;
-	struct waiter w[RTLAT_MAX_CPUS];
+	static struct waiter w[RTLAT_MAX_CPUS];
 	pthread_t t[RTLAT_MAX_CPUS];
 	static struct rtlat_record recs[256];
 	__u64 users[RTLAT_MAX_CPUS] = { 0 }, responses[RTLAT_MAX_CPUS] = { 0 };
 	__u64 handed[RTLAT_MAX_CPUS] = { 0 }, nowaiter[RTLAT_MAX_CPUS] = { 0 };
-	__u64 late[RTLAT_MAX_CPUS] = { 0 };
+	__u64 late[RTLAT_MAX_CPUS] = { 0 }, without[RTLAT_MAX_CPUS] = { 0 };
+	__u64 owed[RTLAT_MAX_CPUS] = { 0 };
 
-	int ncpu = cpus_online(), cpu, i;
+	int ncpu = cpus_online(), cpu, i, j;
 	ssize_t n;
 
 	default_config(&c);
@@ -1209,6 +1222,36 @@ TEST_F_TIMEOUT(dev, user_stage, 180)
 			struct rtlat_record *x = &recs[i];
 
 			ASSERT_LT(x->cpu, (unsigned int)ncpu);
+			/*
+			 * A wait's record completed without the user stage
+			 * the wait returned: the next activation found no
+			 * waiter (it had not come back) and completed it,
+			 * before the wait returned. Nothing else drops it.
+			 */
+			if (owed[x->cpu]) {
+				ASSERT_TRUE((x->flags & RTLAT_REC_NO_WAITER) &&
+					    x->expected_ns <= owed[x->cpu])
+					TH_LOG("cpu %u seq %llu: after a record without its user stage, expected %llu, flags %#x; its wait returned at %llu",
+					       x->cpu, (unsigned long long)x->seq,
+					       (unsigned long long)x->expected_ns, x->flags,
+					       (unsigned long long)owed[x->cpu]);
+				owed[x->cpu] = 0;
+			}
+			/* A record with a waiter is one of the waits', with
+			 * the user stage that wait returned, or without one
+			 * (above). */
+			if (!(x->flags & RTLAT_REC_NO_WAITER)) {
+				for (j = 0; j < KEPT_WAITS && w[x->cpu].seq[j] != x->seq; j++)
+					;
+				ASSERT_GT(KEPT_WAITS, j) TH_LOG("cpu %u seq %llu: no wait returned it",
+								x->cpu, (unsigned long long)x->seq);
+				if (x->flags & RTLAT_REC_NO_USER) {
+					owed[x->cpu] = w[x->cpu].back[j];
+					without[x->cpu]++;
+				} else {
+					ASSERT_EQ(w[x->cpu].user[j], x->lat_ns[RTLAT_STAGE_USER]);
+				}
+			}
 			if (!(x->flags & RTLAT_REC_NO_USER))
 				users[x->cpu]++;
 			if (!(x->flags & RTLAT_REC_NO_RESPONSE))
@@ -1255,13 +1298,14 @@ TEST_F_TIMEOUT(dev, user_stage, 180)
 		       (unsigned long long)late[cpu]);
 		ASSERT_LE(0, w[cpu].switches);
 		ASSERT_GE((long long)(nowaiter[cpu] + late[cpu]) + 10, w[cpu].switches);
-		/* Each of the 100 waits returned a user stage; a waiter late
-		 * by more than a period finds its record completed without
-		 * it (how many is the guest's speed, not pass/fail). */
-		TH_LOG("cpu %d: %llu of 100 waits stamped a user stage", cpu,
-		       (unsigned long long)st.count);
-		ASSERT_GE(100, st.count);
-		ASSERT_LT(0, st.count);
+		/* Each of the 100 waits returned a user stage, and its record
+		 * carries it, but those completed before the wait returned
+		 * (above; how many is the guest's speed). */
+		TH_LOG("cpu %d: %llu of 100 waits stamped a user stage, %llu records completed before their wait returned",
+		       cpu, (unsigned long long)st.count, (unsigned long long)without[cpu]);
+		ASSERT_EQ(0, owed[cpu]) TH_LOG("cpu %d: its last record with a waiter has no user stage",
+					       cpu);
+		ASSERT_EQ(100 - without[cpu], st.count);
 		ASSERT_EQ(0, stats(self->fd, cpu, RTLAT_STAGE_RESPONSE, &st, NULL, 0));
 		ASSERT_EQ(responses[cpu], st.count);
 		/* Not for the last activation. */
