@@ -163,6 +163,7 @@ impl Plan {
     /// system writes it) and builds the plan.
     pub fn new(c: &Common, online: &[u32], online_list: &str) -> Result<Self, Refusal> {
         use Refusal::{Environment, Usage};
+        // (Every CPU online, when none is named: checked no further.)
         let cpus = match &c.cpus {
             Some(list) => sysinfo::parse_cpu_list(list).map_err(Usage)?,
             None => online.to_vec(),
@@ -170,11 +171,13 @@ impl Plan {
         if cpus.is_empty() {
             return Err(Usage("no CPU to measure on".into()));
         }
-        for cpu in &cpus {
-            if !online.contains(cpu) {
-                return Err(Environment(format!(
-                    "CPU {cpu} is not online (online: {online_list})"
-                )));
+        if c.cpus.is_some() {
+            for cpu in &cpus {
+                if !online.contains(cpu) {
+                    return Err(Environment(format!(
+                        "CPU {cpu} is not online (online: {online_list})"
+                    )));
+                }
             }
         }
         let mut stages = vec![Stage::Irq];
