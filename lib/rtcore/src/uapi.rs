@@ -1504,6 +1504,8 @@ mod tests {
         // 257 CPUs of 4096 records would take 64.25 MiB.
         assert_eq!(c.ring_records_for(257), Some(RING_DEFAULT / 2));
         assert_eq!(c.ring_records_for(512), Some(RING_DEFAULT / 2));
+        assert_eq!(c.ring_records_for(1024), Some(1024));
+        assert_eq!(c.ring_records_for(4096), Some(256));
         assert_eq!(c.ring_records_for(8192), Some(128));
         for n in [1, 255, 256, 257, 1000, 4096, 8192] {
             let r = u64::from(c.ring_records_for(n).unwrap());

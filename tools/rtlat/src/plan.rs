@@ -447,6 +447,46 @@ mod tests {
         Plan::new(&c, &[0, 1, 2, 3], "0-3")
     }
 
+    /// The default session (no `--cpus`, no `--ring`) of `rtlat run` and
+    /// `rtlat monitor` on machines of more than 256 online CPUs, sized as
+    /// the kernel sizes it: the config the tool sends, decoded, over every
+    /// online CPU (the device's choice). Its rings fit the kernel's budget,
+    /// shrunk no further than they must.
+    #[test]
+    fn the_default_session_fits_the_ring_budget_past_256_cpus() {
+        for (n, ring) in [(257u32, 2048u32), (1024, 1024), (4096, 256), (8192, 128)] {
+            let online: Vec<u32> = (0..n).collect();
+            let list = format!("0-{}", n - 1);
+            let commons = [
+                match Cli::try_parse_from(["rtlat", "run"]).unwrap().cmd {
+                    Cmd::Run(c) => c,
+                    _ => unreachable!(),
+                },
+                match Cli::try_parse_from(["rtlat", "monitor"]).unwrap().cmd {
+                    Cmd::Monitor(a) => a.common(),
+                    _ => unreachable!(),
+                },
+            ];
+            for c in &commons {
+                let p = Plan::new(c, &online, &list).unwrap();
+                assert!(p.cpus.is_empty(), "{n} CPUs: the device picks them");
+                let mut b = [0u8; uapi::CONFIG_SIZE];
+                p.phases.measured.config.encode(&mut b);
+                let config = Config::decode(&b).unwrap();
+                let mut chans = 0usize;
+                config
+                    .session_cpus(&[], n, |_| true, |_| chans += 1)
+                    .unwrap();
+                assert_eq!(chans, n as usize);
+                let got = config.ring_records_for(chans);
+                assert_eq!(got, Some(ring), "{n} CPUs");
+                let total = |r: u32| chans as u64 * u64::from(r) * uapi::RECORD_SIZE as u64;
+                assert!(total(ring) <= uapi::RING_TOTAL_MAX_BYTES, "{n} CPUs");
+                assert!(total(2 * ring) > uapi::RING_TOTAL_MAX_BYTES, "{n} CPUs");
+            }
+        }
+    }
+
     #[test]
     fn attached_the_session_says_what_is_measured() {
         let mut p = plan("--attach -d 5s").unwrap();
