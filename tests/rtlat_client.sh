@@ -76,17 +76,13 @@ has_stage()
 }
 
 # app ITERATIONS: the C sample on CPU 1 in the background ($app), once its
-# session runs (its fdinfo says state 2; 5 s at most).
+# session runs (its fdinfo says state 2; 30 s at most).
 app()
 {
 	"$DIR/rtlat_loop" --cpu 1 --period-us $PERIOD_US --deadline-us $DEADLINE_US \
 		--iterations "$1" --work-us 200 >"$tmp/app.out" 2>&1 &
 	app=$!
-	i=0
-	while ! grep -q '^rtlat: state 2 ' /proc/$app/fdinfo/* 2>/dev/null && [ $i -lt 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	rtrs_wait_session $app 30 >/dev/null
 }
 
 # attached NAME REASON WENT_ON: rtlat and the application exited 0 ($arc,

@@ -183,12 +183,7 @@ fi
 rtlat run --duration 20s --threshold thread=10000000 -q --trace "$tmp/none.trace" --ring 64 >"$tmp/out" 2>&1 &
 p=$!
 # Once its session runs (fdinfo: state 2; a loaded guest may take seconds).
-for i in $(seq 100); do
-	# (The first: the tool has the device open twice, its reader a dup.)
-	info=$(cat /proc/$p/fdinfo/* 2>/dev/null | grep -m1 '^rtlat: state 2 ')
-	[ -z "$info" ] || break
-	sleep 0.2
-done
+info=$(rtrs_wait_session $p 20)
 sleep 1
 ring=$(echo "$info" | sed -n 's/.* ring_records \([0-9]*\)$/\1/p')
 kill -HUP $p
@@ -244,10 +239,7 @@ exits "gates passed: exit 0" 0 "gate thread.p99>1000ms: passed" \
 # one-record rings fill at 1 kHz. The drops are counted, and fail the run.
 rtlat run --ring 1 --duration 3s -q --max-dropped 0 --json "$tmp/drop.json" >"$tmp/out" 2>&1 &
 p=$!
-for i in $(seq 100); do
-	grep -q '^rtlat: state 2 ' /proc/$p/fdinfo/* 2>/dev/null && break
-	sleep 0.2
-done
+rtrs_wait_session $p 20 >/dev/null
 kill -STOP $p
 sleep 1
 kill -CONT $p

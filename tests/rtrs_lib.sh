@@ -38,6 +38,25 @@ rtrs_dmesg_since()
 		END { if (!seen) for (i = 0; i < n; i++) print all[i] }'
 }
 
+# rtrs_wait_session PID SECONDS: wait, SECONDS at most, until process PID
+# has a session of /dev/rtlat running (its fdinfo says "rtlat: state 2");
+# print that fdinfo line (the first: a process may have the device open
+# more than once, a reader's file a dup). False if none ran in time.
+rtrs_wait_session()
+{
+	rtrs_ws_n=$(($2 * 10))
+	while [ "$rtrs_ws_n" -gt 0 ]; do
+		rtrs_ws_l=$(grep -h '^rtlat: state 2 ' /proc/"$1"/fdinfo/* 2>/dev/null) && {
+			echo "${rtrs_ws_l%%
+*}"
+			return 0
+		}
+		sleep 0.1
+		rtrs_ws_n=$((rtrs_ws_n - 1))
+	done
+	return 1
+}
+
 # Skip the whole test (KTAP "1..0 # SKIP reason", exit 4).
 rtrs_skip_all()
 {
