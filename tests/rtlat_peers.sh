@@ -7,7 +7,8 @@
 # compared by its shape (tests/rtrs_shape.sh): the same lines, headers, rows
 # and columns, numbers aside, and for JSON the same key paths and value
 # types; and the same exit status. Whatever parses the real tool's output
-# must accept rtlat's. A front end that is missing fails its cases.
+# must accept rtlat's. A front end that is missing fails its cases; a
+# machine without the real tools skips the test.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -18,6 +19,11 @@ DIR=$(dirname "$(readlink -f "$0")")
 BOUND=120
 
 rtrs_start
+# Without the real tools (a machine without rt-tests or rtla) or rtlat
+# there is nothing to compare: a skip, with what is missing.
+for t in cyclictest rtla rtlat; do
+	command -v $t >/dev/null || rtrs_skip_all "no $t on PATH (the real cyclictest and rtla are compared with rtlat)"
+done
 ktap_set_plan 9
 tmp=$(mktemp -d)
 # (A process can cost much on a debug kernel under TCG: what needs none is
