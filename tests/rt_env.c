@@ -2,6 +2,9 @@
 /*
  * The environment every rtrs test relies on: a PREEMPT_RT kernel, at least
  * two online CPUs, SCHED_FIFO, and the timerlat tracer rtlat is compared with.
+ *
+ * Global state: changes none (reads the tracers' list, runs a SCHED_FIFO
+ * thread for a moment).
  */
 #include <sched.h>
 #include <stdio.h>

@@ -8,6 +8,10 @@
  * Loads rtedu.ko if it is not loaded (from $RTRS_MODDIR or
  * /lib/modules/$(uname -r)/extra) with the rtedu.* parameters of the kernel
  * command line, as modprobe would, and unloads it at the end.
+ *
+ * Global state it changes (Documentation/testing.rst, "In a test farm"):
+ * loads and unloads rtedu.ko; unbinds and binds the edu PCI devices; on
+ * x86_64 moves BAR 0 of one to address 0 for a failed probe, and back.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

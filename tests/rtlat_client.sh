@@ -7,6 +7,8 @@
 # slow on purpose. That iteration must come back as a deadline miss with its
 # response time, and the misses STATUS counts must be the records flagged.
 # Then `rtlat run --attach` watches a running application's session.
+#
+# Global state it changes: loads and unloads rtlat.ko.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"

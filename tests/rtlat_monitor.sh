@@ -9,6 +9,9 @@
 # node_exporter, threshold trips that run their actions and go on (or stop
 # with --stop-at-trip), and the one-line errors of a device another run
 # holds and of --listen on a kernel without networking.
+#
+# Global state it changes (Documentation/testing.rst, "In a test farm"):
+# loads and unloads rtlat.ko; trace instances (its trips' traces).
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"

@@ -42,6 +42,12 @@
 # too, so no single injection bounds its worst part). The measuring
 # thread's own time is listed apart, after the ranked causes.
 # Parameters that ask for no cause, or for two, are refused.
+#
+# Global state it changes (Documentation/testing.rst, "In a test farm"):
+# loads rtlat.ko and the test module rtrs_noise.ko, which injects on one CPU
+# 20 ms with interrupts off, a hard-IRQ handler that runs on, preemption
+# off, a SCHED_FIFO 99 thread and a spinning tasklet; rtla's timerlat
+# tracer (the global current_tracer) where rtla is installed.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"

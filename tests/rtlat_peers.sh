@@ -9,6 +9,10 @@
 # types; and the same exit status. Whatever parses the real tool's output
 # must accept rtlat's. A front end that is missing fails its cases; a
 # machine without the real tools skips the test.
+#
+# Global state it changes (Documentation/testing.rst, "In a test farm"):
+# loads and unloads rtlat.ko; the timerlat tracer (rtla sets the global
+# current_tracer); /dev/cpu_dma_latency while cyclictest runs.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"

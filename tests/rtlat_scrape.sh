@@ -9,6 +9,8 @@
 # host on a line "# rtrs-scrape-snapshot: {...}"; there a real Prometheus
 # server scraped the guest all along, and scripts/prom-scrape --check
 # compares what it scraped with that snapshot (scripts/vmtest).
+#
+# Global state it changes: loads and unloads rtlat.ko.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"

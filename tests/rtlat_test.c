@@ -7,6 +7,12 @@
  *
  * Loads the rtlat module if it is not loaded (from $RTRS_MODDIR or
  * /lib/modules/$(uname -r)/extra) and unloads it at the end.
+ *
+ * Global state it changes (Documentation/testing.rst, "In a test farm"):
+ * loads and unloads rtlat.ko; CPU hotplug (CPU 1 offline and back, and a
+ * CPU past 255 brought online where the machine has one); the global
+ * tracing_on (a trip with RTLAT_CFG_TRACING_OFF turns it off, the test
+ * turns it back on); SCHED_FIFO threads pinned to every CPU.
  */
 #include <dirent.h>
 #include <errno.h>

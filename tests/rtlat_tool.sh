@@ -8,6 +8,12 @@
 # it; --warm-up reports only the measured part. rtlat timerlat prints rtla
 # timerlat's lines and exits as rtla does; rtlat cyclictest speaks
 # cyclictest's options and formats.
+#
+# Global state it changes (Documentation/testing.rst, "In a test farm"):
+# loads and unloads rtlat.ko and rtedu.ko; CPU hotplug (a CPU past 256
+# brought online where the machine has one); the global tracing_on and
+# trace buffer (--tracemark), trace instances (--trace); /dev/cpu_dma_latency
+# while a run holds it.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"

@@ -20,6 +20,12 @@
  * (dmesg). Each thread's sequence of operations follows from the seed
  * (printed; RTRS_FUZZ_SEED or -s replays it); the interleaving of the
  * threads does not. Ends with targeted checks of races the fuzzing found.
+ *
+ * Global state it changes (Documentation/testing.rst, "In a test farm"):
+ * loads rtlat.ko and rtedu.ko if not loaded, and unloads what it loaded;
+ * CPU hotplug (CPU 1 offline and online, again and again); the global
+ * tracing_on (sessions with RTLAT_CFG_TRACING_OFF turn it off, the fuzzer
+ * turns it back on at the end).
  */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -3,6 +3,8 @@
 #
 # Load and unload the rtrs_hello sample and check the preemption model it
 # reports against the running kernel's own (uname -v).
+#
+# Global state it changes: loads and unloads the sample rtrs_hello.ko.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"

@@ -6,6 +6,8 @@
 # with apt (scripts/vmtest --system), the modules load by name, the tool
 # measures and its report checks, its man page is there, and the device
 # node stays root-only. Skipped on a system without the packages.
+#
+# Global state: changes none (reads what the packages installed).
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"

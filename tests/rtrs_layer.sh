@@ -4,6 +4,10 @@
 # Run the KUnit suites of the shared RT-safe layer (rust/): loading
 # rtrs_layer_test runs them; each KUnit case is reported as one test here,
 # from /sys/kernel/debug/kunit/rtrs_layer/results.
+#
+# Global state it changes (Documentation/testing.rst, "In a test farm"):
+# loads and unloads the test module rtrs_layer_test.ko, whose KUnit suites
+# taint the kernel (N) for good and stress hard-IRQ timers on every CPU.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Load and unload each sample of the RT-safe layer and check what it reports.
+#
+# Global state it changes: loads and unloads the sample modules.
 
 DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/../kselftest/ktap_helpers.sh"
