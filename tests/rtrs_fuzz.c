@@ -3467,22 +3467,35 @@ static void print_counts(void)
 			if (ld(&S->sig[k].count) && S->sig[k].check == c)
 				out("# %6llu x %s", (unsigned long long)ld(&S->sig[k].count),
 				    S->sig[k].first);
-	{
-		char line[1024];
-		int n = snprintf(line, sizeof(line), "# checks:");
-
-		for (int c = 0; c < NCHECK; c++)
-			n += snprintf(line + n, sizeof(line) - n, " %s %llu/%llu", check_name[c],
-				      (unsigned long long)sum_fails(c, c, -1),
-				      (unsigned long long)ld(&S->checks[c]));
-		out("%s (failed/checked)", line);
-	}
 	out("# %llu records read, %llu sessions started, configs %llu valid %llu invalid, "
 	    "%llu forks (%llu children killed by their alarm), %llu cpu1 hotplug steps",
 	    (unsigned long long)ld(&S->records), (unsigned long long)ld(&S->sessions_started),
 	    (unsigned long long)ld(&S->cfg_valid), (unsigned long long)ld(&S->cfg_invalid),
 	    (unsigned long long)ld(&S->forks), (unsigned long long)ld(&S->children_killed),
 	    (unsigned long long)ld(&S->hotplugs));
+}
+
+/*
+ * The totals line, one line for whoever adds runs up: the seed that replays
+ * the run, its calls, and per check class what was checked and what failed
+ * (the errno check is made once per call, the record checks once per
+ * record read, ...).
+ */
+static void print_totals(__u64 calls, double secs, int hang)
+{
+	char line[1024];
+	int n = snprintf(line, sizeof(line), "# totals: seed %#llx, %llu calls in %.1f s "
+			 "(%.0f/s)%s; per check class, failed/checked:",
+			 (unsigned long long)opt.seed, (unsigned long long)calls, secs,
+			 secs > 0 ? calls / secs : 0.0,
+			 hang ? ", stopped by a hang" : stopped_on_cap ? ", stopped on the "
+			 "time cap short of the call target" : "");
+
+	for (int c = 0; c < NCHECK && n < (int)sizeof(line) - 60; c++)
+		n += snprintf(line + n, sizeof(line) - n, "%s %s %llu/%llu", c ? "," : "",
+			      check_name[c], (unsigned long long)sum_fails(c, c, -1),
+			      (unsigned long long)ld(&S->checks[c]));
+	out("%s", line);
 }
 
 static void final_report(int hang)
@@ -3494,11 +3507,8 @@ static void final_report(int hang)
 	if (__atomic_exchange_n(&S->reported, 1, __ATOMIC_ACQ_REL))
 		return;
 	pthread_mutex_lock(&out_lock);
-	out("# %llu calls in %.1f s: %.0f calls/s%s", (unsigned long long)calls, secs,
-	    secs > 0 ? calls / secs : 0.0,
-	    hang ? " (stopped by a hang)" : stopped_on_cap ? " (stopped on the time cap, "
-	    "short of the call target)" : "");
 	print_counts();
+	print_totals(calls, secs, hang);
 	res[T_FUZZ_RTLAT] = sum_fails(C_ERRNO, C_EXPECT, DC_RTLAT) == 0 ? KSFT_PASS : KSFT_FAIL;
 	res[T_FUZZ_RTEDU] = !nedu ? KSFT_SKIP :
 			    sum_fails(C_ERRNO, C_EXPECT, DC_RTEDU) == 0 ? KSFT_PASS : KSFT_FAIL;
