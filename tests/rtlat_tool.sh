@@ -39,7 +39,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 54
+ktap_set_plan 55
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -384,6 +384,10 @@ else
 	ktap_print_msg "exit $rc: $(head -3 "$tmp/cmp"; sed -n '/^# metadata/,$p' "$tmp/cmp" "$tmp/cmp-same")"
 	ktap_test_fail "compare: per CPU and stage, and the metadata that differs"
 fi
+
+# A limit the kernel would misread (-1: none at all) is refused, in words.
+exits "--dma-latency -1: exit 2, the range named" 2 "'-1' µs: a CPU DMA latency limit from 0 to 2000000000 µs" \
+	rtlat run --dma-latency -1 -d 1s
 
 # Missed periods never pass silently: with --max-missed they are printed.
 exits "--max-missed: the missed periods printed" 0 "^rtlat: [0-9]+ missed periods, [0-9]+ dropped records" \

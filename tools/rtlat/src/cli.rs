@@ -225,8 +225,9 @@ pub struct Common {
     /// Write an SVG plot.
     #[arg(long)]
     pub svg: Option<PathBuf>,
-    /// Hold /dev/cpu_dma_latency at µs during the run (default: leave it, and report it).
-    #[arg(long)]
+    /// Hold /dev/cpu_dma_latency at US µs during the run, 0 to 2000000000 (default: leave it,
+    /// and report it).
+    #[arg(long, value_name = "US", allow_negative_numbers = true, value_parser = parse_dma_latency)]
     pub dma_latency: Option<i32>,
     /// Records per CPU ring in the kernel (a power of two); default 4096, fewer past 256 CPUs
     /// so that all rings fit the kernel's 64 MiB.
@@ -515,6 +516,21 @@ fn parse_ring(s: &str) -> Result<u32, String> {
     Ok(n)
 }
 
+/// The kernel's CPU latency limit when nothing asks for one, µs
+/// (`PM_QOS_CPU_LATENCY_DEFAULT_VALUE`).
+const DMA_LATENCY_MAX: i32 = 2_000_000_000;
+
+/// `--dma-latency`: a limit in µs the kernel takes as such. It would take a
+/// negative one too: -1 as no limit at all, others as one below zero.
+fn parse_dma_latency(s: &str) -> Result<i32, String> {
+    let bad = || format!("'{s}' µs: a CPU DMA latency limit from 0 to {DMA_LATENCY_MAX} µs");
+    let us: i32 = s.trim().parse().map_err(|_| bad())?;
+    if !(0..=DMA_LATENCY_MAX).contains(&us) {
+        return Err(bad());
+    }
+    Ok(us)
+}
+
 /// `--period`: a bare number is µs and must be 100 or more (`-p 95` is
 /// cyclictest's priority, never a 95 µs period); with a unit (`50us`,
 /// `2ms`, `1s`) anything from 50 µs to 1 s.
@@ -625,6 +641,29 @@ mod tests {
             let e = parse_ring(bad).unwrap_err();
             assert!(e.contains("a power of two from 1 to 1048576"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn dma_latency_values() {
+        assert_eq!(parse_dma_latency("0"), Ok(0));
+        assert_eq!(parse_dma_latency("10"), Ok(10));
+        assert_eq!(parse_dma_latency("2000000000"), Ok(2_000_000_000));
+        for bad in ["-1", "-5", "2000000001", "99999999999", "10us", ""] {
+            let e = parse_dma_latency(bad).unwrap_err();
+            assert!(
+                e.contains("a CPU DMA latency limit from 0 to 2000000000 µs"),
+                "{bad}: {e}"
+            );
+        }
+        // A negative value after the option is its value, refused in words.
+        let Err(e) = Cli::try_parse_from(["rtlat", "run", "--dma-latency", "-1"]) else {
+            panic!("--dma-latency -1 parsed");
+        };
+        assert_eq!(usage_exit(&e), 2);
+        assert!(
+            e.to_string().contains("'-1' µs: a CPU DMA latency limit"),
+            "{e}"
+        );
     }
 
     #[test]
