@@ -35,11 +35,17 @@ earliest()
 		END { if (m != "") printf "%.2f\n", m / 1e9 - t0 }'
 }
 
+# The kernel's CPU DMA latency limit, µs (reading it asks for no limit).
+dma_latency()
+{
+	od -An -td4 -N4 /dev/cpu_dma_latency | tr -d ' '
+}
+
 rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 55
+ktap_set_plan 57
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -258,6 +264,26 @@ else
 	ktap_print_msg "exit $rc: $(tail -5 "$tmp/out")"
 	ktap_test_fail "--max-dropped 0 with records dropped: exit 4, the gate failed"
 fi
+# A failing --max-missed gate: a SCHED_FIFO 99 kernel thread (rtrs_noise.ko)
+# spins 20 ms of every 100 on the measured CPU, above rtlat's thread (95),
+# which arms the next period only after it: the periods it covers are
+# missed, counted, and fail the run.
+cpu=$(awk '/^processor/ { c = $3 } END { print c }' /proc/cpuinfo)
+if noise=$(rtrs_module rtrs_noise) && insmod "$noise" cpu="$cpu" fifo_us=20000 period_ms=100; then
+	rtlat run --cpus "$cpu" --duration 2s -q --max-missed 0 --json "$tmp/missed.json" >"$tmp/out" 2>&1
+	rc=$?
+	rmmod rtrs_noise
+else
+	rc=none
+	echo "rtrs_noise.ko not loaded" >"$tmp/out"
+fi
+if [ $rc = 4 ] && grep -qE '^rtlat: gate missed>0: FAILED \([1-9][0-9]* missed\)' "$tmp/out" &&
+	grep -q '"expr": "missed>0"' "$tmp/missed.json" && grep -q '"exit_code": 4' "$tmp/missed.json"; then
+	ktap_test_pass "--max-missed 0 with periods missed: exit 4, the gate failed"
+else
+	ktap_print_msg "exit $rc: $(tail -5 "$tmp/out")"
+	ktap_test_fail "--max-missed 0 with periods missed: exit 4, the gate failed"
+fi
 # --raw: every record delivered, as it came. The JSON's totals say how many
 # the reader was given (delivered); the file holds each once, after its
 # header (a CSV header line, a 32-byte binary header).
@@ -385,6 +411,26 @@ else
 	ktap_test_fail "compare: per CPU and stage, and the metadata that differs"
 fi
 
+# --dma-latency: while the run lasts the tool holds /dev/cpu_dma_latency
+# open at the value asked for (the kernel's limit, read from outside, is
+# that value); the limit goes with it.
+before=$(dma_latency)
+rtlat run --dma-latency 7 --duration 20s -q >"$tmp/out" 2>&1 &
+p=$!
+rtrs_wait_session $p 20 >/dev/null
+held=$(ls -l /proc/$p/fd/ 2>/dev/null | grep -c ' -> /dev/cpu_dma_latency$')
+during=$(dma_latency)
+kill -HUP $p
+wait $p
+rc=$?
+after=$(dma_latency)
+ktap_print_msg "cpu_dma_latency: $before us before, $during during (held open $held times), $after after"
+if [ $rc = 0 ] && [ "$held" = 1 ] && [ "$during" = 7 ] && [ "$before" != 7 ] && [ "$after" = "$before" ]; then
+	ktap_test_pass "--dma-latency: the limit held open while the run lasts, released after"
+else
+	ktap_print_msg "exit $rc: $(tail -3 "$tmp/out")"
+	ktap_test_fail "--dma-latency: the limit held open while the run lasts, released after"
+fi
 # A limit the kernel would misread (-1: none at all) is refused, in words.
 exits "--dma-latency -1: exit 2, the range named" 2 "'-1' µs: a CPU DMA latency limit from 0 to 2000000000 µs" \
 	rtlat run --dma-latency -1 -d 1s
