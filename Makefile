@@ -6,6 +6,7 @@
 #   make setup                              install the toolchain and kernel trees
 #   make kernels                            build the cached test kernels
 #   make check                              the whole test suite (see README.md)
+#   make demo                               a first look: a guest measured with rtlat
 #   make bench [ARCH=...]                   rtlat against timerlat and cyclictest
 #   make deb                                the Debian packages (out/deb/)
 #   make rust-analyzer                      write rust-project.json
@@ -65,6 +66,9 @@ kernels:
 check:
 	scripts/run-tests
 
+demo:
+	scripts/demo
+
 bench:
 	scripts/bench --arch $(rtrs_arch)
 
@@ -83,4 +87,4 @@ fmtcheck:
 clippy: kdir-check
 	$(KMAKE) CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 
-.PHONY: all modules kdir-check rust-analyzer clean setup kernels check bench deb fmt fmtcheck clippy
+.PHONY: all modules kdir-check rust-analyzer clean setup kernels check demo bench deb fmt fmtcheck clippy
