@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Shared shell definitions for the rtrs scripts: cache location, tree lookup,
 # the architectures, toolchain environment. Sourced, never executed.
 
@@ -51,13 +52,14 @@ RTRS_ARCHES=$(awk 'NF { printf "%s%s", s, $1; s = " " }' <<<"$RTRS_ARCH_TABLE")
 # after x86_64's) and amd64's, as the queues free.)
 # (A machine with CPUs past the UAPI's inline 256, "7.3:arm64:cpus=2/260",
 # takes its debug kernel three minutes more to boot: run by hand.)
+# shellcheck disable=SC2034 # scripts/run-tests's
 RTRS_DEFAULT_MATRIX="${RTRS_TREES%% *}:x86_64 ${RTRS_TREES%% *}:arm64 ${RTRS_TREES%% *}:x86_64:cpus=8:rt_env,rtlat_test ${RTRS_TREES%% *}:riscv64 ${RTRS_TREES##* }:x86_64:build"
 
 # arch_info NAME FIELD...: the FIELDs (names above) of the architecture NAME
 # (our name, the kernel's or Debian's: riscv64, riscv and riscv64 are one),
 # on one line; status 1, and nothing, for a name the table does not have.
 arch_info() {
-	local name=$1 row cols fields i f out=() IFS=$' \t\n'
+	local name=$1 row cols fields i f vals=() IFS=$' \t\n'
 	shift
 	read -ra fields <<<"$RTRS_ARCH_FIELDS"
 	while read -r row; do
@@ -68,9 +70,9 @@ arch_info() {
 			for i in "${!fields[@]}"; do [ "${fields[$i]}" = "$f" ] && break; done
 			[ "${fields[$i]}" = "$f" ] || die "arch_info: no field '$f' (fields: $RTRS_ARCH_FIELDS)"
 			# The last field is the rest of the line.
-			if [ "$i" = $((${#fields[@]} - 1)) ]; then out+=("${cols[*]:$i}"); else out+=("${cols[$i]}"); fi
+			if [ "$i" = $((${#fields[@]} - 1)) ]; then vals+=("${cols[*]:$i}"); else vals+=("${cols[$i]}"); fi
 		done
-		echo "${out[*]}"
+		echo "${vals[*]}"
 		return 0
 	done <<<"$RTRS_ARCH_TABLE"
 	return 1
@@ -132,7 +134,8 @@ toolchain_env() {
 	if [ -z "${LLVM:-}" ] && { [ -z "${1:-}" ] || grep -sqx CONFIG_CC_IS_CLANG=y "$1/.config"; }; then
 		if command -v clang-19 >/dev/null; then export LLVM=-19; else export LLVM=1; fi
 	fi
-	[ -n "${RUST_LIB_SRC:-}" ] || export RUST_LIB_SRC=$(rust_src_dir)
+	[ -n "${RUST_LIB_SRC:-}" ] || RUST_LIB_SRC=$(rust_src_dir)
+	export RUST_LIB_SRC
 	export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$RTRS_CACHE/cargo-target}
 }
 
@@ -171,6 +174,7 @@ ktap_helpers() {
 	for d in ${1:+"$1/source" "$1"} "$(tree_dir "${RTRS_TREES%% *}")"; do
 		f=$d/tools/testing/selftests/kselftest/ktap_helpers.sh
 		if [ -f "$f" ]; then
+			# shellcheck source=kselftest/ktap_helpers.sh
 			. "$f"
 			return
 		fi

@@ -11,7 +11,9 @@
 # Global state it changes: loads and unloads rtlat.ko.
 
 DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=kselftest/ktap_helpers.sh
 . "$DIR/../kselftest/ktap_helpers.sh"
+# shellcheck source=rtrs_lib.sh
 . "$DIR/rtrs_lib.sh"
 
 # 40 ms periods, a 5 ms deadline, 200 us of work. In the samples' run,
@@ -39,22 +41,24 @@ insmod "$mod" || rtrs_skip_all "cannot load $mod"
 # at least SLOW_US. counted NAME OUT: the miss lines, one per flagged
 # record, number STATUS's deadline_misses, and each is a miss (a response
 # over the deadline, or none). What was found goes to stderr.
+# shellcheck disable=SC2317 # called through rtrs_check
 slow_missed()
 {
 	seq=$(sed -n 's/^rtlat_loop: slow iteration 20 seq \([0-9]*\)$/\1/p' "$2")
 	resp=$(sed -n "s/^miss seq $seq response_us \([0-9]*\)\$/\1/p" "$2")
-	if [ -n "$seq" ] && [ -n "$resp" ] && [ "$resp" -ge $SLOW_US ]; then
+	if [ -n "$seq" ] && [ -n "$resp" ] && [ "$resp" -ge "$SLOW_US" ]; then
 		return 0
 	fi
 	echo "# $1: slow iteration seq '$seq', its response '$resp' us:" >&2
 	sed 's/^/#   /' "$2" >&2
 	return 1
 }
+# shellcheck disable=SC2317 # called through rtrs_check
 counted()
 {
 	misses=$(sed -n 's/^rtlat_loop: iterations .* deadline_misses \([0-9]*\)$/\1/p' "$2")
 	lines=$(grep -c '^miss seq ' "$2")
-	early=$(awk -v d=$DEADLINE_US '$1 == "miss" && $5 ~ /^[0-9]+$/ && $5 < d' "$2" | wc -l)
+	early=$(awk -v d="$DEADLINE_US" '$1 == "miss" && $5 ~ /^[0-9]+$/ && $5 < d' "$2" | wc -l)
 	echo "# $1: STATUS deadline_misses '$misses', flagged records $lines, $early of them within the deadline" >&2
 	[ -n "$misses" ] && [ "$misses" = "$lines" ] && [ "$lines" -ge 1 ] && [ "$early" = 0 ]
 }
@@ -72,6 +76,7 @@ for prog in "$DIR/rtlat_loop:C" "rtlat_loop_rs:Rust"; do
 done
 
 # A stage's count in JSON report $2 is not 0.
+# shellcheck disable=SC2317 # called through rtrs_check
 has_stage()
 {
 	grep -A1 "^ *\"$1\": {\$" "$2" | grep -qE '"count": [1-9]'
@@ -92,9 +97,10 @@ app()
 # deadline, user and response stages), ended by REASON, saying that the
 # session went on after the tool left if WENT_ON is 1 (and not saying so
 # otherwise).
+# shellcheck disable=SC2317 # called through rtrs_check
 attached()
 {
-	if [ $arc = 0 ] && [ $apprc = 0 ] && rtlat check-json "$tmp/$1.json" >"$tmp/chk" 2>&1 &&
+	if [ "$arc" = 0 ] && [ "$apprc" = 0 ] && rtlat check-json "$tmp/$1.json" >"$tmp/chk" 2>&1 &&
 		grep -q "\"reason\": \"$2\"" "$tmp/$1.json" &&
 		grep -q "\"period_us\": $PERIOD_US.0" "$tmp/$1.json" &&
 		grep -q "\"deadline_us\": $DEADLINE_US.0" "$tmp/$1.json" &&

@@ -14,7 +14,9 @@
 # loads and unloads rtlat.ko; trace instances (its trips' traces).
 
 DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=kselftest/ktap_helpers.sh
 . "$DIR/../kselftest/ktap_helpers.sh"
+# shellcheck source=rtrs_lib.sh
 . "$DIR/rtrs_lib.sh"
 
 rtrs_start
@@ -34,6 +36,7 @@ insmod "$mod" || rtrs_skip_all "cannot load $mod"
 # the whole program.
 term()
 {
+	# shellcheck disable=SC3043 # busybox ash and dash have local
 	local trc watchdog
 	kill -TERM "$1"
 	( sleep 30; kill -KILL "$1" 2>/dev/null ) &
@@ -49,6 +52,7 @@ term()
 # device (its first line), 20 s at most; true if it has.
 started()
 {
+	# shellcheck disable=SC3043 # the same
 	local i=0
 	while ! grep -q '^rtlat monitor: CPUs' "$1" && kill -0 "$2" 2>/dev/null && [ $i -lt 20 ]; do
 		sleep 1
@@ -136,6 +140,7 @@ rtrs_check "the deltas add up to the kernel's count, the textfile's too" \
 # Every record accounted for: produced == delivered + dropped + queued, and
 # the tool read all it was delivered (nothing queued after SIGTERM).
 tot=$(echo "$last" | sed -n 's/.*"totals":{"produced":\([0-9]*\),"delivered":\([0-9]*\),"dropped":\([0-9]*\),"queued":\([0-9]*\),"read":\([0-9]*\).*/\1 \2 \3 \4 \5/p')
+# shellcheck disable=SC2086 # its numbers, a word each
 set -- $tot
 ktap_print_msg "produced ${1:-?} delivered ${2:-?} dropped ${3:-?} queued ${4:-?} read ${5:-?}"
 rtrs_check "produced == delivered + dropped + queued, every delivered record read" \
@@ -176,6 +181,7 @@ trips=$(tail -n 1 "$tmp/t.jsonl" | field trips_total)
 sessions=$(tail -n 1 "$tmp/t.jsonl" | field sessions)
 ktap_print_msg "exit $rc, $trips trips, $sessions sessions, $(wc -l <"$tmp/trips" 2>/dev/null) commands run"
 if [ -e /sys/kernel/tracing/tracing_on ]; then
+	# shellcheck disable=SC2012 # names of ours, counted
 	traced=$(ls "$tmp"/trace.* 2>/dev/null | wc -l)
 else
 	traced=$(grep -c 'trace: no tracefs mounted' "$tmp/err")

@@ -50,7 +50,9 @@
 # tracer (the global current_tracer) where rtla is installed.
 
 DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=kselftest/ktap_helpers.sh
 . "$DIR/../kselftest/ktap_helpers.sh"
+# shellcheck source=rtrs_lib.sh
 . "$DIR/rtrs_lib.sh"
 
 # Injected time per period, µs.
@@ -159,6 +161,7 @@ judge()
 
 # True if the ranked line $1 names source $2 and its total, $3 ns, is the
 # injections' time within the late activations, $4 ns, within 25 %.
+# shellcheck disable=SC2317 # called through rtrs_check
 blamed()
 {
 	case $1 in
@@ -191,7 +194,8 @@ for kind in irqoff hardirq preemptoff fifo softirq; do
 	sed -n 's/.*rtrs_noise: injection [0-9]* from \([0-9]*\) to \([0-9]*\)$/\1,\2/p' "$tmp/$kind.log" >"$tmp/$kind.win"
 	# (awk's first file must not be empty.)
 	set --
-	[ ! -s "$tmp/$kind.win" ] || set -- $(judge "$tmp/$kind.win" "$tmp/$kind.csv" "$stage" $((N * 3 / 4 * 1000)))
+	# shellcheck disable=SC2046 # its numbers, a word each
+	[ ! -s "$tmp/$kind.win" ] || set -- $(judge "$tmp/$kind.win" "$tmp/$kind.csv" "$stage" $((N * 3000 / 4)))
 	within=${1:-0} caught=${2:-0} bound=${3:-0} clean=${4:-0} skipped=${5:-0} unseen=${6:-1} late_ns=${7:-0}
 	ktap_print_msg "$kind: rtlat exit $rc, ${count:-no} injections of $N us, $within while measured; $caught activations caught by one: $bound came after its end in the $stage stage, $clean not late by half an injection in the other; $skipped injections caught none and their periods were missed, $unseen neither"
 	[ $rc = 0 ] || ktap_print_msg "$(head -5 "$tmp/out")"
@@ -203,6 +207,7 @@ for kind in irqoff hardirq preemptoff fifo softirq; do
 		# injection delays the thread stage; at least one, the
 		# interrupt itself.
 		set --
+		# shellcheck disable=SC2046 # the same
 		[ ! -s "$tmp/$kind.win" ] || set -- $(judge "$tmp/$kind.win" "$tmp/$kind.csv" thread 0)
 		unseen=${6:-1}
 		ktap_print_msg "$kind: in the thread stage, ${2:-0} activations caught by one, ${3:-0} after its end; ${5:-0} injections caught none and their periods were missed, $unseen neither"

@@ -15,8 +15,11 @@
 # current_tracer); /dev/cpu_dma_latency while cyclictest runs.
 
 DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=kselftest/ktap_helpers.sh
 . "$DIR/../kselftest/ktap_helpers.sh"
+# shellcheck source=rtrs_lib.sh
 . "$DIR/rtrs_lib.sh"
+# shellcheck source=rtrs_shape.sh
 . "$DIR/rtrs_shape.sh"
 
 # Each run is bounded (riscv64 under TCG is the slowest).
@@ -225,12 +228,17 @@ fi
 CT="-q -D 2 -i 1000 -p 80 -m -a 0 -t 1"
 CTH="-q -D 2 -i 1000 -p 80 -m -a 0-1 -t 2"
 rt='' rth=''
+# (The options, a word each.)
+# shellcheck disable=SC2086
 run ct cyclictest $CT
 if front_end cyclictest; then
+	# shellcheck disable=SC2086
 	run rt rtlat cyclictest $CT
 	rt=rt rth=rth
 fi
+# shellcheck disable=SC2086
 run cth cyclictest $CTH -h 1000 --json "$tmp/cth.json"
+# shellcheck disable=SC2086
 [ -n "$rth" ] && run rth rtlat cyclictest $CTH -h 1000 --json "$tmp/rth.json"
 compare "cyclictest -q: the T: line as cyclictest's" ct "$rt" text '^T: 0 \('
 compare "cyclictest -t 2 -h 1000: the histogram as cyclictest's" cth "$rth" text '^# Histogram$' '^# Thread @:'
@@ -276,6 +284,7 @@ compare "timerlat hist -E 50 -k --no-summary: as rtla's" thkns "$mhkns" text '^o
 bad=0
 for args in "-c 999 -d 1s" "-d 0" "-P f:200 -d 1s" "-p 1000001 -d 1s" "--bogus"; do
 	for mode in top hist; do
+		# shellcheck disable=SC2086 # the options, a word each
 		set -- timerlat $mode $args
 		timeout -s INT -k 10 "$BOUND" rtla "$@" >/dev/null 2>&1
 		prc=$?

@@ -16,7 +16,9 @@
 # while a run holds it.
 
 DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=kselftest/ktap_helpers.sh
 . "$DIR/../kselftest/ktap_helpers.sh"
+# shellcheck source=rtrs_lib.sh
 . "$DIR/rtrs_lib.sh"
 
 # True if the JSON report $2 has stage $1 for some CPU, with samples.
@@ -180,13 +182,21 @@ rtrs_check "threshold: the JSON says why it stopped" grep -q '"reason": "thresho
 # --trace: the trip's trace, from an instance of the run's own on the
 # measured CPUs (the global buffer untouched), which is gone after.
 T=/sys/kernel/tracing
+# True if a trace instance of a run (rtlat-*) is left.
+instance_left()
+{
+	for d in "$T"/instances/rtlat-*; do
+		[ -e "$d" ] && return 0
+	done
+	return 1
+}
 if grep -q "^rtlat: trace: $tmp/trip.trace, [1-9][0-9]* events$" "$tmp/out" &&
 	grep -q ' sched_switch: .*next_comm=rtlat/' "$tmp/trip.trace" &&
 	grep -q ' hrtimer_expire_entry: ' "$tmp/trip.trace" &&
-	! ls "$T/instances" | grep -q '^rtlat-' && ! grep -q ' sched_switch: ' "$T/trace"; then
+	! instance_left && ! grep -q ' sched_switch: ' "$T/trace"; then
 	ktap_test_pass "threshold: --trace keeps the trip's trace, from an instance of its own"
 else
-	ktap_print_msg "$(head -c 600 "$tmp/trip.trace" 2>&1); instances: $(ls "$T/instances" | tr '\n' ' ')"
+	ktap_print_msg "$(head -c 600 "$tmp/trip.trace" 2>&1); instances: $(echo "$T"/instances/*)"
 	ktap_test_fail "threshold: --trace keeps the trip's trace, from an instance of its own"
 fi
 # No trip, no trace (said; a hangup ends the run as Ctrl-C does, the
@@ -207,7 +217,7 @@ rc2=$?
 took=$(awk -v s="$start" '{ printf "%d", $1 - s }' /proc/uptime)
 if [ $rc = 0 ] && grep -q '^rtlat: trace: no threshold trip, none saved$' "$tmp/out" &&
 	[ ! -e "$tmp/none.trace" ] && [ $rc2 = 1 ] && [ "$took" -lt 5 ] &&
-	grep -q '^rtlat: error: /nonexistent/t.txt: ' "$tmp/out2" && ! ls "$T/instances" | grep -q '^rtlat-'; then
+	grep -q '^rtlat: error: /nonexistent/t.txt: ' "$tmp/out2" && ! instance_left; then
 	ktap_test_pass "--trace: none without a trip, a hangup ending the run; an unwritable file refused at once"
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out"); exit $rc2 after $took s: $(cat "$tmp/out2")"
@@ -384,7 +394,7 @@ for re in '"cpu_model": "' '"cpu_count": [1-9]' '"smt_control": ' '"hypervisor":
 	grep -qE "$re" "$tmp/meta.json" || { ktap_print_msg "missing: $re"; ok=0; }
 done
 if [ -e /proc/config.gz ]; then
-	grep -q '"source": "/proc/config.gz"' "$tmp/meta.json" && grep -q '"CONFIG_HZ": "[0-9]' "$tmp/meta.json" ||
+	{ grep -q '"source": "/proc/config.gz"' "$tmp/meta.json" && grep -q '"CONFIG_HZ": "[0-9]' "$tmp/meta.json"; } ||
 		{ ktap_print_msg "kernel_config: not from /proc/config.gz"; ok=0; }
 fi
 if [ "$(uname -m)" = x86_64 ] && grep -qw hypervisor /proc/cpuinfo; then
@@ -418,6 +428,7 @@ before=$(dma_latency)
 rtlat run --dma-latency 7 --duration 20s -q >"$tmp/out" 2>&1 &
 p=$!
 rtrs_wait_session $p 20 >/dev/null
+# shellcheck disable=SC2010 # one process: ls -l shows where each fd points
 held=$(ls -l /proc/$p/fd/ 2>/dev/null | grep -c ' -> /dev/cpu_dma_latency$')
 during=$(dma_latency)
 kill -HUP $p
@@ -718,8 +729,9 @@ if ko=$(rtrs_module rtedu); then
 	loaded=0
 	if ! rtrs_loaded rtedu; then
 		# The rtedu.* parameters of the kernel command line, as modprobe would.
+		# shellcheck disable=SC2046 # a parameter a word
 		insmod "$ko" $(tr ' ' '\n' </proc/cmdline | sed -n 's/^rtedu\.//p') && loaded=1
-		for i in $(seq 50); do [ -e /dev/rtedu0 ] && break; sleep 0.1; done
+		for _ in $(seq 50); do [ -e /dev/rtedu0 ] && break; sleep 0.1; done
 	fi
 	if [ -e /dev/rtedu0 ]; then
 		rtlat run --device /dev/rtedu0 --duration 2s -q --json "$tmp/edu.json" >"$tmp/out" 2>&1

@@ -10,7 +10,9 @@
 # Global state: changes none (reads what the packages installed).
 
 DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=kselftest/ktap_helpers.sh
 . "$DIR/../kselftest/ktap_helpers.sh"
+# shellcheck source=rtrs_lib.sh
 . "$DIR/rtrs_lib.sh"
 
 rtrs_start
@@ -31,7 +33,7 @@ modprobe -r rtlat 2>/dev/null
 path=$(modinfo -n rtlat 2>/dev/null)
 ktap_print_msg "modinfo -n rtlat: $path"
 case $path in
-/lib/modules/$rel/updates/rtrs/rtlat.ko | /usr/lib/modules/$rel/updates/rtrs/rtlat.ko)
+"/lib/modules/$rel/updates/rtrs/rtlat.ko" | "/usr/lib/modules/$rel/updates/rtrs/rtlat.ko")
 	ktap_test_pass "modinfo finds the packaged rtlat.ko"
 	;;
 *) ktap_test_fail "modinfo finds the packaged rtlat.ko" ;;
@@ -45,6 +47,7 @@ mode=$(stat -c '%a %U' /dev/rtlat 2>/dev/null)
 ktap_print_msg "/dev/rtlat: $mode"
 rtrs_check "/dev/rtlat is root-only (0600 root)" [ "$mode" = "600 root" ]
 members=$(getent group rtrs | cut -d: -f4)
+# shellcheck disable=SC2016 # the inner sh's $1
 rtrs_check "group rtrs exists, without members" sh -c 'getent group rtrs >/dev/null && [ -z "$1" ]' sh "$members"
 
 # The package's rule is one udev accepts (where the system has udev).

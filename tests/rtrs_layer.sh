@@ -10,7 +10,9 @@
 # taint the kernel (N) for good and stress hard-IRQ timers on every CPU.
 
 DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=kselftest/ktap_helpers.sh
 . "$DIR/../kselftest/ktap_helpers.sh"
+# shellcheck source=rtrs_lib.sh
 . "$DIR/rtrs_lib.sh"
 
 SUITE=rtrs_layer

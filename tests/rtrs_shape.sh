@@ -53,6 +53,7 @@
 # which buckets have samples is data); nowhere else is an empty object the
 # same as a full one.
 
+# shellcheck disable=SC2016 # an awk program
 SHAPE_AWK='
 function fail(why) {
 	printf "# %s: %s\n", name[cur], why
