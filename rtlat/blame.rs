@@ -43,6 +43,7 @@ use crate::rtrs::{
     blame::{
         Analysis,
         Event,
+        Excerpt,
         Kind,
         Source,
         Tally,
@@ -82,6 +83,22 @@ const TIMELINE: usize = 256;
 // ([`Tracker::new`]; its test `zeroed_is_new`): integers, `false`, and a
 // [`Kind`] whose zero is `Unknown`.
 unsafe impl<const N: usize> Zeroable for Tracker<N> {}
+
+// SAFETY: All zero bytes are a valid `Tally`, the empty one ([`Tally::new`];
+// its test `zeroed_tally_and_excerpt_are_empty`): integers, and sources
+// whose [`Kind`] is `Unknown` at zero.
+unsafe impl Zeroable for Tally {}
+
+// SAFETY: All zero bytes are a valid `Excerpt`, an empty tally's
+// ([`Excerpt::EMPTY`]; the same test): integers, `false`, and sources whose
+// [`Kind`] is `Unknown` at zero.
+unsafe impl Zeroable for Excerpt {}
+
+/// An empty tally, written in place: at 5 KiB it is too large to build on
+/// a kernel stack and move.
+pub(crate) fn new_tally() -> impl Init<Tally> {
+    pin_init::init_zeroed()
+}
 
 /// The timeline of each CPU of the session, fed by the probes.
 pub(crate) struct Timelines {
@@ -210,17 +227,20 @@ impl Blame {
     }
 
     /// `RTLAT_IOC_BLAME`'s answer to `req` from its CPU's `tally`, hrtimer
-    /// callbacks named, into `buf`. The tally is copied under its lock, into memory
-    /// had before: the measuring task that takes the lock next never waits
-    /// for an allocation.
+    /// callbacks named, into `buf`. Under the tally's lock only what the
+    /// request asks for is copied ([`Tally::excerpt`]: its rank's worst
+    /// activation of five), into memory had before; it is named and
+    /// encoded after: the measuring task that takes the lock next never
+    /// waits for an allocation, a symbol lookup, or the encoding.
     pub(crate) fn report(
         ctx: &Sleepable,
         req: uapi::BlameRequest,
         tally: &TaskMutex<Tally>,
         buf: &mut [u8; uapi::BLAME_SIZE],
     ) -> Result {
-        let mut copy = KBox::new(Tally::new(), GFP_KERNEL)?;
-        *copy = *tally.lock(ctx);
+        // (Zeroed in place: 1.9 KiB, too large for the kernel's stack.)
+        let mut copy = KBox::<Excerpt>::zeroed(GFP_KERNEL)?;
+        tally.lock(ctx).excerpt(req.rank as usize, &mut copy);
         let name = |s: &Source, buf: &mut [u8; uapi::BLAME_NAME_LEN]| {
             if s.kind == Kind::Timer && s.aux != 0 {
                 symbol_name(s.aux, false, buf, ctx);
@@ -229,7 +249,7 @@ impl Blame {
         let frame = |pc: u64, buf: &mut [u8; uapi::BLAME_FRAME_LEN]| {
             symbol_name(pc, true, buf, ctx);
         };
-        BlameReport::encode_tally(req, &mut copy, name, frame, buf);
+        BlameReport::encode_excerpt(req, &mut copy, name, frame, buf);
         Ok(())
     }
 }

@@ -345,7 +345,7 @@ impl CpuState {
                 user_cv <- new_condvar!(),
                 produce <- crate::new_task_mutex!(()),
                 stopping: Atomic::new(false),
-                tally <- crate::new_task_mutex!(Tally::new()),
+                tally <- crate::new_task_mutex!(crate::blame::new_tally()),
                 blame: config.flags & uapi::CFG_BLAME != 0,
                 irq_stack: [const { Atomic::new(0) }; STACK_DEPTH],
                 irq_stack_n: Atomic::new(0),
@@ -811,7 +811,7 @@ impl Source for Session {
         self.out.reset();
         if self.blame.is_some() {
             for c in self.cpus.iter() {
-                *c.tally.lock(ctx) = Tally::new();
+                c.tally.lock(ctx).clear();
             }
         }
     }

@@ -702,6 +702,40 @@ impl Tally {
         }
     }
 
+    /// Empties it in place, as [`Self::new`] makes it: a tally is too
+    /// large to build anew on a kernel stack.
+    pub fn clear(&mut self) {
+        self.explained = 0;
+        self.late_ns = 0;
+        self.other_ns = 0;
+        self.n = 0;
+        for c in self.culprits.iter_mut() {
+            *c = Culprit::EMPTY;
+        }
+        self.nworst = 0;
+        for w in self.worst.iter_mut() {
+            *w = Analysis::EMPTY;
+        }
+    }
+
+    /// Copies into `out` what a report of its worst activation of rank
+    /// `rank` needs: all but the other worst ones.
+    pub fn excerpt(&self, rank: usize, out: &mut Excerpt) {
+        out.explained = self.explained;
+        out.late_ns = self.late_ns;
+        out.other_ns = self.other_ns;
+        out.n = self.n;
+        out.culprits = self.culprits;
+        out.nworst = self.nworst;
+        out.has_worst = rank < self.nworst;
+        // (Stored in place, from the tally or a constant: no copy of an
+        // analysis on the stack.)
+        match self.worst().get(rank) {
+            Some(w) => out.worst = *w,
+            None => out.worst = Analysis::EMPTY,
+        }
+    }
+
     /// Adds one explained activation. Where `culprits` has no room, the
     /// source with the least time goes to `other_ns` if this one took more.
     pub fn add(&mut self, a: &Analysis) {
@@ -775,15 +809,79 @@ impl Tally {
         }
     }
 
+    /// The indices of `culprits[..n]`, most time first (ties: first
+    /// seen).
+    pub fn ranked_order(&self) -> [u8; CULPRITS] {
+        ranked_order(&self.culprits, self.n)
+    }
+
+    /// The sources, most time first.
+    pub fn ranked(&self) -> [Culprit; CULPRITS] {
+        let mut r = [Culprit::EMPTY; CULPRITS];
+        for (x, &i) in r.iter_mut().zip(self.ranked_order()[..self.n].iter()) {
+            *x = self.culprits[usize::from(i)];
+        }
+        r
+    }
+}
+
+/// What one report needs of a [`Tally`] ([`Tally::excerpt`]): its totals,
+/// its sources, and one of its worst activations. Under half a tally
+/// (1.9 of 5.1 KiB): the kernel copies it out under the tally's lock, and
+/// encodes it after.
+///
+/// # Invariants
+///
+/// `culprits[..n]` are distinct sources, as a [`Tally`]'s; `worst` is the
+/// activation asked for if `has_worst`, else [`Analysis::EMPTY`].
+///
+/// All zero bytes are an excerpt of an empty tally ([`Kind::Unknown`]
+/// being 0): the kernel allocates one zeroed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Excerpt {
+    /// As [`Tally::explained`].
+    pub explained: u64,
+    /// As [`Tally::late_ns`].
+    pub late_ns: u64,
+    /// As [`Tally::other_ns`].
+    pub other_ns: u64,
+    /// As [`Tally::n`].
+    pub n: usize,
+    /// As [`Tally::culprits`].
+    pub culprits: [Culprit; CULPRITS],
+    /// As [`Tally::nworst`].
+    pub nworst: usize,
+    /// Whether the tally had a worst activation of the rank asked for.
+    pub has_worst: bool,
+    /// That activation.
+    pub worst: Analysis,
+}
+
+impl Excerpt {
+    /// The excerpt of an empty tally.
+    pub const EMPTY: Self = Self {
+        explained: 0,
+        late_ns: 0,
+        other_ns: 0,
+        n: 0,
+        culprits: [Culprit::EMPTY; CULPRITS],
+        nworst: 0,
+        has_worst: false,
+        worst: Analysis::EMPTY,
+    };
+
+    /// The worst activation asked for, if the tally had it.
+    pub fn worst(&self) -> Option<&Analysis> {
+        self.has_worst.then_some(&self.worst)
+    }
+
     /// Folds the measuring task's time ([`Kind::Measure`]) back into its
     /// task's, for a reader that does not know the kind: as the tally
     /// would be had it never been told apart. A task is the measurement or
     /// not in a whole activation, so counts add up; the merged source
     /// keeps the place first seen.
     pub fn fold_measure(&mut self) {
-        for w in self.worst[..self.nworst].iter_mut() {
-            w.fold_measure();
-        }
+        self.worst.fold_measure();
         let mut i = 0;
         while i < self.n {
             if self.culprits[i].source.kind != Kind::Measure {
@@ -812,33 +910,29 @@ impl Tally {
     /// The indices of `culprits[..n]`, most time first (ties: first
     /// seen).
     pub fn ranked_order(&self) -> [u8; CULPRITS] {
-        const {
-            assert!(CULPRITS <= 256, "indices are bytes");
-        }
-        let mut r = [0u8; CULPRITS];
-        for (i, x) in r.iter_mut().enumerate() {
-            *x = i as u8;
-        }
-        let ns = |i: u8| self.culprits[usize::from(i)].ns;
-        let s = &mut r[..self.n];
-        for i in 1..s.len() {
-            let mut j = i;
-            while j > 0 && ns(s[j - 1]) < ns(s[j]) {
-                s.swap(j - 1, j);
-                j -= 1;
-            }
-        }
-        r
+        ranked_order(&self.culprits, self.n)
     }
+}
 
-    /// The sources, most time first.
-    pub fn ranked(&self) -> [Culprit; CULPRITS] {
-        let mut r = [Culprit::EMPTY; CULPRITS];
-        for (x, &i) in r.iter_mut().zip(self.ranked_order()[..self.n].iter()) {
-            *x = self.culprits[usize::from(i)];
-        }
-        r
+/// The indices of `culprits[..n]`, most time first (ties: first seen).
+fn ranked_order(culprits: &[Culprit; CULPRITS], n: usize) -> [u8; CULPRITS] {
+    const {
+        assert!(CULPRITS <= 256, "indices are bytes");
     }
+    let mut r = [0u8; CULPRITS];
+    for (i, x) in r.iter_mut().enumerate() {
+        *x = i as u8;
+    }
+    let ns = |i: u8| culprits[usize::from(i)].ns;
+    let s = &mut r[..n];
+    for i in 1..s.len() {
+        let mut j = i;
+        while j > 0 && ns(s[j - 1]) < ns(s[j]) {
+            s.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    r
 }
 
 #[cfg(test)]
@@ -1277,13 +1371,78 @@ mod tests {
         never.add(&Analysis::explain(&t, 1, 100, 100, 900));
         never.add(&Analysis::explain(&u, 2, 100, 100, 900));
         assert_eq!(apart.n, 4);
-        let mut folded = apart;
+        for rank in 0..2 {
+            let (mut folded, mut want) = (Excerpt::EMPTY, Excerpt::EMPTY);
+            apart.excerpt(rank, &mut folded);
+            folded.fold_measure();
+            never.excerpt(rank, &mut want);
+            assert_eq!(folded, want);
+            assert!(folded.has_worst);
+        }
+        let mut folded = Excerpt::EMPTY;
+        apart.excerpt(0, &mut folded);
         folded.fold_measure();
-        assert_eq!(folded, never);
         // (It was two rows of pid 7, of 400 and 600 ns, the first ranked
         // after the noise task.)
-        assert_eq!(folded.ranked()[0].source.id, 7);
-        assert_eq!((folded.ranked()[0].ns, folded.ranked()[0].count), (1000, 2));
+        let top = folded.culprits[usize::from(folded.ranked_order()[0])];
+        assert_eq!((top.source.id, top.ns, top.count), (7, 1000, 2));
+    }
+
+    /// A tally of `k` activations, each later one longer, from `k`
+    /// sources.
+    fn busy_tally(k: u64) -> Tally {
+        let mut tally = Tally::new();
+        for i in 0..k {
+            let mut t = Tracker::<4>::new();
+            t.event(0, Event::Switch(task(100 + i, "noise")));
+            let len = 1000 + i as i64 * 10;
+            t.event(len, Event::Switch(fifo(7, "rtlat/1", 95)));
+            let mut a = Analysis::explain(&t, i, 0, 0, len);
+            a.stack = [0xffff_0000 + i; STACK_DEPTH];
+            a.stack_n = 3;
+            tally.add(&a);
+        }
+        tally
+    }
+
+    #[test]
+    fn a_cleared_tally_is_new() {
+        let mut tally = busy_tally(CULPRITS as u64 * 2);
+        assert_eq!((tally.n, tally.nworst), (CULPRITS, WORST));
+        assert_ne!(tally, Tally::new());
+        tally.clear();
+        assert_eq!(tally, Tally::new());
+        // And counts afresh.
+        tally.add(&busy_tally(1).worst[0]);
+        assert_eq!(tally, busy_tally(1));
+    }
+
+    #[test]
+    fn an_excerpt_is_the_tally_but_the_other_worst() {
+        let tally = busy_tally(CULPRITS as u64 + 3);
+        let mut e = Excerpt::EMPTY;
+        for rank in 0..WORST + 1 {
+            tally.excerpt(rank, &mut e);
+            assert_eq!(
+                (e.explained, e.late_ns, e.other_ns, e.n, e.nworst),
+                (
+                    tally.explained,
+                    tally.late_ns,
+                    tally.other_ns,
+                    tally.n,
+                    tally.nworst
+                )
+            );
+            assert_eq!(e.culprits, tally.culprits);
+            assert_eq!(e.ranked_order(), tally.ranked_order());
+            assert_eq!(e.worst(), tally.worst().get(rank));
+        }
+        // Past the worst kept: none, and nothing left of the one before.
+        assert_eq!(e.worst, Analysis::EMPTY);
+        let mut few = Excerpt::EMPTY;
+        Tally::new().excerpt(0, &mut few);
+        assert_eq!(few, Excerpt::EMPTY);
+        assert!(core::mem::size_of::<Excerpt>() * 2 < core::mem::size_of::<Tally>());
     }
 
     #[test]
@@ -1353,5 +1512,13 @@ mod tests {
             assert_eq!((a.at, a.source, a.resumed), (b.at, b.source, b.resumed));
         }
         assert_eq!(Kind::Unknown as u32, 0);
+    }
+
+    #[test]
+    fn zeroed_tally_and_excerpt_are_empty() {
+        // SAFETY: Only integers, bools and `repr(u32)` enums, all zero.
+        let (t, e): (Tally, Excerpt) = unsafe { (core::mem::zeroed(), core::mem::zeroed()) };
+        assert_eq!(t, Tally::new());
+        assert_eq!(e, Excerpt::EMPTY);
     }
 }

@@ -1120,16 +1120,16 @@ pub struct Blame {
 }
 
 impl Blame {
-    /// Encodes the answer to `req` from its CPU's tally into `b`, entry by
-    /// entry (the kernel's stack holds no whole answer); `name` may rename
-    /// a source (the kernel names hrtimer callbacks by symbol). `t` is the
-    /// caller's copy: for a request that does not ask for
-    /// [`blame::Kind::Measure`] it is folded back into the tasks first
-    /// ([`blame::Tally::fold_measure`]), so that such a request is answered
-    /// as before the kind.
-    pub fn encode_tally(
+    /// Encodes the answer to `req` from its CPU's tally's excerpt for it
+    /// ([`blame::Tally::excerpt`] of its rank) into `b`, entry by entry
+    /// (the kernel's stack holds no whole answer); `name` may rename a
+    /// source (the kernel names hrtimer callbacks by symbol). For a request
+    /// that does not ask for [`blame::Kind::Measure`], `t` is folded back
+    /// into the tasks first ([`blame::Excerpt::fold_measure`]), so that
+    /// such a request is answered as before the kind.
+    pub fn encode_excerpt(
         req: BlameRequest,
-        t: &mut blame::Tally,
+        t: &mut blame::Excerpt,
         mut name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
         mut frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
         b: &mut [u8; BLAME_SIZE],
@@ -1147,7 +1147,7 @@ impl Blame {
         w.u64(t.explained);
         w.u64(t.late_ns);
         w.u64(t.other_ns);
-        let a = t.worst().get(req.rank as usize);
+        let a = t.worst();
         w.u32(u32::from(a.is_some()));
         w.u32(a.map_or(0, |a| a.irq_ex.n as u32));
         w.u32(a.map_or(0, |a| a.thread_ex.n as u32));
@@ -1168,7 +1168,7 @@ impl Blame {
             base + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE;
         w.at = BLAME_NR_WORST_AT;
         w.u32(if req.tell_nr_worst {
-            t.worst().len() as u32
+            t.nworst as u32
         } else {
             0
         });
@@ -1198,6 +1198,20 @@ impl Blame {
         }
     }
 
+    /// Encodes the answer to `req` from its CPU's tally into `b`, as
+    /// [`Self::encode_excerpt`] does from its excerpt.
+    pub fn encode_tally(
+        req: BlameRequest,
+        t: &blame::Tally,
+        name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
+        frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
+        b: &mut [u8; BLAME_SIZE],
+    ) {
+        let mut e = blame::Excerpt::EMPTY;
+        t.excerpt(req.rank as usize, &mut e);
+        Self::encode_excerpt(req, &mut e, name, frame, b);
+    }
+
     /// The answer to `req` from its CPU's tally, as [`Self::encode_tally`]
     /// writes it.
     pub fn from_tally(
@@ -1207,8 +1221,7 @@ impl Blame {
         frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
     ) -> Self {
         let mut b = [0u8; BLAME_SIZE];
-        let mut t = *t;
-        Self::encode_tally(req, &mut t, name, frame, &mut b);
+        Self::encode_tally(req, t, name, frame, &mut b);
         Self::decode(&b).unwrap_or_else(|e| panic!("an encoded tally decodes: {e:?}"))
     }
 
@@ -1727,20 +1740,20 @@ mod tests {
         // those kept: refused.
         let mut tally = Tally::new();
         tally.add(&a);
-        Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
+        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
         assert_eq!(Blame::decode(&buf), Ok(b));
         buf[12..16].copy_from_slice(&17u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
-        Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
+        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
         buf[104..108].copy_from_slice(&9u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
-        Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
+        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
         buf[BLAME_RANK_AT..BLAME_RANK_AT + 4].copy_from_slice(&1u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
         // More frames, or more worst ones, than the arrays hold.
         let at = BLAME_NR_WORST_AT - 4;
         for (at, n) in [(at, blame::STACK_DEPTH + 1), (at + 4, blame::WORST + 1)] {
-            Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
+            Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
             buf[at..at + 4].copy_from_slice(&(n as u32).to_ne_bytes());
             assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
         }
@@ -1754,12 +1767,12 @@ mod tests {
         };
         Blame::encode_request(old, &mut buf);
         assert_eq!(Blame::decode_request(&buf), Ok(old));
-        Blame::encode_tally(old, &mut tally, name, frame, &mut buf);
+        Blame::encode_tally(old, &tally, name, frame, &mut buf);
         assert_eq!(&buf[BLAME_NR_WORST_AT..BLAME_NR_WORST_AT + 4], &[0; 4]);
         let b = Blame::decode(&buf).unwrap();
         assert_eq!((b.nr_worst, b.worst.is_some()), (1, true));
         // More kept than explained: refused.
-        Blame::encode_tally(req(1, 0), &mut tally, name, frame, &mut buf);
+        Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
         buf[BLAME_NR_WORST_AT..BLAME_NR_WORST_AT + 4].copy_from_slice(&2u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
     }
@@ -1812,7 +1825,7 @@ mod tests {
         // An older tool's answer sent back as its next request (has_worst
         // 1 there) does not ask for the kind; an unknown bit is refused.
         let mut answer = [0u8; BLAME_SIZE];
-        Blame::encode_tally(old, &mut tally.clone(), |_, _| {}, |_, _| {}, &mut answer);
+        Blame::encode_tally(old, &tally, |_, _| {}, |_, _| {}, &mut answer);
         assert_eq!(
             &answer[BLAME_WANT_AT..BLAME_WANT_AT + 4],
             &1u32.to_ne_bytes()
