@@ -227,7 +227,8 @@ impl Blame {
     }
 
     /// `RTLAT_IOC_BLAME`'s answer to `req` from its CPU's `tally`, hrtimer
-    /// callbacks named, into `buf`. Under the tally's lock only what the
+    /// callbacks named (whole if `buf` is of the current layout: kallsyms'
+    /// symbol, a Rust one mangled; user space demangles), into `buf`. Under the tally's lock only what the
     /// request asks for is copied ([`Tally::excerpt`]: its rank's worst
     /// activation of five), into memory had before; it is named and
     /// encoded after: the measuring task that takes the lock next never
@@ -236,12 +237,12 @@ impl Blame {
         ctx: &Sleepable,
         req: uapi::BlameRequest,
         tally: &TaskMutex<Tally>,
-        buf: &mut [u8; uapi::BLAME_SIZE],
+        buf: &mut [u8],
     ) -> Result {
         // (Zeroed in place: 1.9 KiB, too large for the kernel's stack.)
         let mut copy = KBox::<Excerpt>::zeroed(GFP_KERNEL)?;
         tally.lock(ctx).excerpt(req.rank as usize, &mut copy);
-        let name = |s: &Source, buf: &mut [u8; uapi::BLAME_NAME_LEN]| {
+        let name = |s: &Source, buf: &mut [u8]| {
             if s.kind == Kind::Timer && s.aux != 0 {
                 symbol_name(s.aux, false, buf, ctx);
             }

@@ -818,12 +818,7 @@ impl Source for Session {
 
     /// `RTLAT_IOC_BLAME`: a CPU's late activations explained; `EINVAL`
     /// unless the session explains them and samples that CPU.
-    fn blame(
-        &self,
-        ctx: &Sleepable,
-        req: uapi::BlameRequest,
-        buf: &mut [u8; uapi::BLAME_SIZE],
-    ) -> Result {
+    fn blame(&self, ctx: &Sleepable, req: uapi::BlameRequest, buf: &mut [u8]) -> Result {
         self.blame.as_ref().ok_or(EINVAL)?;
         let c = self.cpu(req.cpu).ok_or(EINVAL)?;
         Blame::report(ctx, req, &c.tally, buf)

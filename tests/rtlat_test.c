@@ -149,10 +149,13 @@ TEST(uapi_layout)
 	ASSERT_EQ(0x4078b701, RTLAT_IOC_CONFIG);
 	ASSERT_EQ(168, sizeof(struct rtlat_stats));
 	ASSERT_EQ(96, sizeof(struct rtlat_blame_entry));
-	ASSERT_EQ(3312, sizeof(struct rtlat_blame));
+	ASSERT_EQ(12536, sizeof(struct rtlat_blame));
 	ASSERT_EQ(104, offsetof(struct rtlat_blame, culprits));
 	ASSERT_EQ(2792, offsetof(struct rtlat_blame, nr_stack));
-	ASSERT_EQ(0xccf0b709, RTLAT_IOC_BLAME);
+	ASSERT_EQ(RTLAT_BLAME_SIZE_V1, offsetof(struct rtlat_blame, nr_long_names));
+	ASSERT_EQ(3320, offsetof(struct rtlat_blame, long_names));
+	ASSERT_EQ(0xf0f8b709, RTLAT_IOC_BLAME);
+	ASSERT_EQ(0xccf0b709, RTLAT_IOC_BLAME_V1);
 	ASSERT_EQ(8, offsetof(struct rtlat_config, period_ns));
 	ASSERT_EQ(56, offsetof(struct rtlat_config, threshold_ns));
 	ASSERT_EQ(24, offsetof(struct rtlat_record, lat_ns));
@@ -924,7 +927,20 @@ TEST_F(dev, blame)
 		}
 		ASSERT_FALSE(b.culprits[i].kind == RTLAT_BLAME_TASK &&
 			     !strcmp(b.culprits[i].name, "rtlat/0"));
+		/* An hrtimer's callback is named whole apart, its entry's
+		 * name the same cut; no other entry names one. */
+		if (b.culprits[i].kind != RTLAT_BLAME_TIMER || !b.culprits[i].aux) {
+			ASSERT_EQ(0, b.culprits[i].aux);
+			continue;
+		}
+		ASSERT_GE(b.nr_long_names, b.culprits[i].aux);
+		k = b.culprits[i].aux - 1;
+		ASSERT_EQ(0, b.long_names[k][RTLAT_BLAME_LONG_NAME_LEN - 1]);
+		ASSERT_EQ(0, strncmp(b.long_names[k], b.culprits[i].name,
+				     RTLAT_BLAME_NAME_LEN - 1));
+		TH_LOG("hrtimer callback %s", b.long_names[k]);
 	}
+	ASSERT_GE(RTLAT_BLAME_LONG_NAMES, b.nr_long_names);
 	ASSERT_EQ(b.late_ns, sum + b.other_ns);
 	ASSERT_LT(0, mine);
 	/* A tool older than RTLAT_BLAME_MEASURE (want 0) is told the
@@ -940,6 +956,23 @@ TEST_F(dev, blame)
 			k = b.culprits[i].count;
 	}
 	ASSERT_EQ(mine, k);
+	/* A tool of the first layout (RTLAT_IOC_BLAME_V1, without the whole
+	 * names) is answered in it: nothing written past it, the same
+	 * sources, no aux. */
+	k = b.nr_culprits;
+	memset(&b, 0xa5, sizeof(b));
+	memset(&b, 0, RTLAT_BLAME_SIZE_V1);
+	b.size = RTLAT_BLAME_SIZE_V1;
+	b.version = RTLAT_VERSION;
+	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_BLAME_V1, &b));
+	ASSERT_EQ(RTLAT_BLAME_SIZE_V1, b.size);
+	ASSERT_EQ(k, b.nr_culprits);
+	for (i = 0; i < b.nr_culprits; i++)
+		ASSERT_EQ(0, b.culprits[i].aux);
+	ASSERT_EQ(0xa5a5a5a5, b.nr_long_names);
+	b.size = sizeof(b);
+	ASSERT_EQ(-1, ioctl(self->fd, RTLAT_IOC_BLAME_V1, &b));
+	EXPECT_EQ(EINVAL, errno);
 	/* The worst ones, as many as were explained up to those kept: the
 	 * statistics' maximum first, in order, each one's parts adding up. */
 	ASSERT_EQ(st.count < RTLAT_BLAME_WORST ? st.count : RTLAT_BLAME_WORST, b.nr_worst);

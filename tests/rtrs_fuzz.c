@@ -1637,11 +1637,15 @@ static void op_stats(struct thr *t, struct rng *r, struct dev *d)
 	slot_put(t, d, i);
 }
 
-/* RTLAT_IOC_BLAME: a request, good or bad; an answer must add up. */
+/* RTLAT_IOC_BLAME, in either layout: a request, good or bad; an answer
+ * must add up. The current layout is larger than the pages a bad pointer
+ * is placed in: it goes with a good one. */
 static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 {
 	static __thread struct rtlat_blame in, b;
 	int i = pick_slot(r, d, 20), fd, bp, hdr_ok;
+	unsigned int cmd = RTLAT_IOC_BLAME;
+	size_t size = sizeof(in);
 	__u64 sum = 0, part;
 	char desc[96];
 	__u32 want;
@@ -1651,10 +1655,15 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	fd = slot_get(t, d, i);
 	if (fd < 0)
 		return;
+	bp = pick_bp(r, 6);
+	if (bp != BP_GOOD || chance(r, 30)) {
+		cmd = RTLAT_IOC_BLAME_V1;
+		size = RTLAT_BLAME_SIZE_V1;
+	}
 	memset(&in, 0, sizeof(in));
-	in.size = sizeof(in);
+	in.size = size;
 	in.version = RTLAT_VERSION;
-	hdr_ok = PICK_HEADER(r, &in.size, &in.version, 0, sizeof(in) - 1, sizeof(in) + 1, ~0U);
+	hdr_ok = PICK_HEADER(r, &in.size, &in.version, 0, size - 1, size + 1, ~0U);
 	in.cpu = chance(r, 85) ? below(r, nr_cpu_ids_) : PICK(r, nr_cpu_ids_, 256, ~0U);
 	in.rank = chance(r, 90) ? below(r, RTLAT_BLAME_WORST) : PICK(r, RTLAT_BLAME_WORST, ~0U);
 	/* Nonzero: to be told how many are kept (an older tool sends 0). */
@@ -1664,12 +1673,11 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	in.want = chance(r, 95) ? PICK(r, RTLAT_BLAME_WANT_MEASURE, 0, 1) : PICK(r, 4, 1U << 31);
 	/* (The answer may land in `in` itself: has_worst overwrites want.) */
 	want = in.want;
-	bp = pick_bp(r, 6);
-	p = bp_ptr(t, r, bp, &in, sizeof(in));
-	snprintf(desc, sizeof(desc), "size %u ver %u cpu %u rank %u%s", in.size, in.version,
-		 in.cpu, in.rank, bp_name[bp]);
+	p = bp_ptr(t, r, bp, &in, size);
+	snprintf(desc, sizeof(desc), "size %u ver %u cpu %u rank %u%s%s", in.size, in.version,
+		 in.cpu, in.rank, bp_name[bp], cmd == RTLAT_IOC_BLAME_V1 ? " v1" : "");
 	cbegin(t, K_BLAME, d, i, HANG_S, 1, "%s", desc);
-	ret = cend(t, ioctl(fd, RTLAT_IOC_BLAME, p));
+	ret = cend(t, ioctl(fd, cmd, p));
 	if (!t->priv) {
 		expect_err(t, ret, EPERM, "it is not privileged (CAP_PERFMON)");
 	} else if (bp_faults(bp, 1)) {
@@ -1682,11 +1690,13 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 		else if (want & ~(RTLAT_BLAME_WANT_MEASURE | 1U))
 			expect_err(t, ret, EINVAL, "it wants what the device does not know");
 		if (ret == 0) {
-			memcpy(&b, p, sizeof(b));
+			memset(&b, 0, sizeof(b));
+			memcpy(&b, p, size);
 			checked(C_STATS);
 			if (b.nr_culprits > RTLAT_BLAME_CULPRITS || b.nr_irq > RTLAT_BLAME_IRQ_PARTS ||
 			    b.nr_thread > RTLAT_BLAME_THREAD_PARTS || b.has_worst > 1 ||
 			    b.nr_stack > RTLAT_BLAME_STACK_DEPTH ||
+			    b.nr_long_names > RTLAT_BLAME_LONG_NAMES ||
 			    (!b.explained && b.has_worst) || b.rank != in.rank ||
 			    b.nr_worst > RTLAT_BLAME_WORST || b.nr_worst > b.explained ||
 			    (in.nr_worst && b.has_worst != (b.rank < b.nr_worst)) ||
@@ -1723,13 +1733,13 @@ static unsigned int gen_bad_cmd(struct rng *r, struct dev *d, char *desc, size_t
 		RTLAT_IOC_CONFIG, RTLAT_IOC_START, RTLAT_IOC_STOP, RTLAT_IOC_STATUS,
 		RTLAT_IOC_STATS, RTLAT_IOC_RESET, RTLAT_IOC_USER_WAIT, RTLAT_IOC_ATTACH,
 		RTLAT_IOC_BLAME,
-		/* The older layouts' CONFIG and STATUS (rtlat.h). */
+		/* The older layouts' CONFIG, STATUS and BLAME (rtlat.h). */
 		RTLAT_IOC_STATUS_V1, RTLAT_IOC_STATUS_V2, RTLAT_IOC_STATUS_V3,
-		RTLAT_IOC_CONFIG_V1, RTLAT_IOC_CONFIG_V2,
+		RTLAT_IOC_CONFIG_V1, RTLAT_IOC_CONFIG_V2, RTLAT_IOC_BLAME_V1,
 		/* rtedu's own, known on rtedu only: */
 		RTEDU_IOC_INFO, RTEDU_IOC_FACTORIAL, RTEDU_IOC_DMA,
 	};
-	const unsigned int nr_rtlat = 14;	/* the first 14 above */
+	const unsigned int nr_rtlat = 15;	/* the first 15 above */
 	/* Handled by the VFS before the driver (fs/ioctl.c), whatever the file. */
 	static const unsigned int vfs_types[] = { 0x00, 0x15, 'T', 'X', 'f', 0x94 };
 	unsigned int magic = d->edu ? RTEDU_IOC_MAGIC : RTLAT_IOC_MAGIC, cmd;

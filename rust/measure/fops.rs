@@ -235,22 +235,25 @@ fn ioctl_status<S: Source, L: SessionLock<S>>(
     Ok(0)
 }
 
-/// `RTLAT_IOC_BLAME` for `session`: the request's CPU and rank, answered
-/// in place.
+/// `RTLAT_IOC_BLAME` of either layout (`cmd`) for `session`: the
+/// request's CPU and rank, answered in place.
 fn ioctl_blame<S: Source>(
     ctx: &Sleepable,
     session: kernel::sync::Arc<S>,
+    cmd: u32,
     arg: usize,
 ) -> Result<isize> {
+    let len = match cmd {
+        ioc::BLAME_V1 => uapi::BLAME_SIZE_V1,
+        _ => uapi::BLAME_SIZE,
+    };
     // (On the heap: the kernel's stack is small.)
-    let mut buf = KVec::from_elem(0u8, uapi::BLAME_SIZE, GFP_KERNEL)?;
-    let buf: &mut [u8; uapi::BLAME_SIZE] = buf.as_mut_slice().try_into().map_err(|_| EINVAL)?;
-    let (mut reader, mut writer) =
-        UserSlice::new(UserPtr::from_addr(arg), uapi::BLAME_SIZE).reader_writer();
-    reader.read_slice(buf)?;
-    let req = uapi::Blame::decode_request(buf).map_err(uapi_err)?;
-    session.blame(ctx, req, buf)?;
-    writer.write_slice(buf)?;
+    let mut buf = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+    let (mut reader, mut writer) = UserSlice::new(UserPtr::from_addr(arg), len).reader_writer();
+    reader.read_slice(&mut buf)?;
+    let req = uapi::Blame::decode_request(&buf).map_err(uapi_err)?;
+    session.blame(ctx, req, &mut buf)?;
+    writer.write_slice(&buf)?;
     Ok(0)
 }
 
@@ -294,12 +297,12 @@ pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
             ioctl_status(ctx, lock, id, cmd, arg)
         }
         ioc::STATS => ioctl_stats(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?.output(), arg),
-        ioc::BLAME => {
+        ioc::BLAME | ioc::BLAME_V1 => {
             // The answer names other tasks and what they ran.
             if !task::capable_perfmon() {
                 return Err(EPERM);
             }
-            ioctl_blame(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?, arg)
+            ioctl_blame(ctx, session_of(ctx, lock, id).ok_or(EINVAL)?, cmd, arg)
         }
         ioc::USER_WAIT if !S::USER_WAIT => Err(ENOTTY),
         ioc::USER_WAIT => {

@@ -77,15 +77,11 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
     }
 
     /// `RTLAT_IOC_BLAME`: the request's CPU's late activations explained,
-    /// with its worst of the request's rank, encoded into `buf`; `EINVAL`
-    /// where the session does not explain them (the device cannot, or its
-    /// config did not ask) or does not sample that CPU.
-    fn blame(
-        &self,
-        _ctx: &Sleepable,
-        _req: uapi::BlameRequest,
-        _buf: &mut [u8; uapi::BLAME_SIZE],
-    ) -> Result {
+    /// with its worst of the request's rank, encoded into `buf` (an answer
+    /// of either layout: [`uapi::BLAME_SIZE`], [`uapi::BLAME_SIZE_V1`]);
+    /// `EINVAL` where the session does not explain them (the device cannot,
+    /// or its config did not ask) or does not sample that CPU.
+    fn blame(&self, _ctx: &Sleepable, _req: uapi::BlameRequest, _buf: &mut [u8]) -> Result {
         Err(EINVAL)
     }
 

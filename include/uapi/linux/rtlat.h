@@ -212,6 +212,9 @@ enum rtlat_blame_kind {
 #define RTLAT_BLAME_STACK_DEPTH	8
 #define RTLAT_BLAME_FRAME_LEN	64
 #define RTLAT_BLAME_WORST	5	/* worst activations kept per CPU */
+#define RTLAT_BLAME_LONG_NAMES	16
+/* module:symbol with kallsyms' longest symbol (KSYM_NAME_LEN 512) */
+#define RTLAT_BLAME_LONG_NAME_LEN	576
 
 struct rtlat_blame_entry {
 	__u32 kind;			/* enum rtlat_blame_kind */
@@ -221,7 +224,9 @@ struct rtlat_blame_entry {
 	__u32 count;			/* culprits: late activations it was part
 					 * of; parts: times it began or ran */
 	__u64 id;
-	__u64 aux;
+	__u64 aux;			/* an hrtimer's, since RTLAT_BLAME_SIZE_V1:
+					 * k > 0 if long_names[k - 1] is its
+					 * callback's whole name; else 0 */
 	__u64 ns;			/* its time */
 	__u64 worst_ns;			/* culprits: its largest part in one */
 	char name[RTLAT_BLAME_NAME_LEN];	/* comm, handler, module:symbol */
@@ -270,7 +275,17 @@ struct rtlat_blame {
 					 * if not asked: older tools ask 0) */
 	};
 	char stack[RTLAT_BLAME_STACK_DEPTH][RTLAT_BLAME_FRAME_LEN];
+	/* Since size RTLAT_BLAME_SIZE_V1 (RTLAT_IOC_BLAME; RTLAT_IOC_BLAME_V1
+	 * asks in the layout before, which ends here): the hrtimer callbacks'
+	 * names whole, which name[] cuts, "module:symbol" as kallsyms has them
+	 * (a Rust symbol mangled: the reader demangles), NUL-padded; one per
+	 * callback, the first RTLAT_BLAME_LONG_NAMES seen, named by entries'
+	 * aux. */
+	__u32 nr_long_names;
+	__u32 reserved3;
+	char long_names[RTLAT_BLAME_LONG_NAMES][RTLAT_BLAME_LONG_NAME_LEN];
 };
+#define RTLAT_BLAME_SIZE_V1	3312
 
 #define RTLAT_IOC_MAGIC		0xb7
 #define RTLAT_IOC_CONFIG	_IOW(RTLAT_IOC_MAGIC, 1, struct rtlat_config)
@@ -292,5 +307,6 @@ struct rtlat_blame {
  * EINVAL): its late activations on one CPU, explained. It names other
  * tasks: CAP_PERFMON or CAP_SYS_ADMIN (else EPERM). */
 #define RTLAT_IOC_BLAME		_IOWR(RTLAT_IOC_MAGIC, 9, struct rtlat_blame)
+#define RTLAT_IOC_BLAME_V1	_IOWR(RTLAT_IOC_MAGIC, 9, char[RTLAT_BLAME_SIZE_V1])
 
 #endif /* _UAPI_LINUX_RTLAT_H */

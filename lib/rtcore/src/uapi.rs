@@ -890,8 +890,15 @@ pub const BLAME_NAME_LEN: usize = 48;
 pub const BLAME_FRAME_LEN: usize = 64;
 /// Byte size of a [`BlameEntry`].
 pub const BLAME_ENTRY_SIZE: usize = 4 * 4 + 4 * 8 + BLAME_NAME_LEN;
-/// Byte size of [`Blame`].
-pub const BLAME_SIZE: usize = 8
+/// The hrtimer callbacks an answer names whole ([`Blame::long_names`]):
+/// the first distinct ones its entries name.
+pub const BLAME_LONG_NAMES: usize = 16;
+/// Bytes of a whole name in [`Blame::long_names`]: `module:symbol` with
+/// kallsyms' longest symbol (`KSYM_NAME_LEN`, 512 bytes with its NUL) and
+/// module name (55 bytes), NUL-padded.
+pub const BLAME_LONG_NAME_LEN: usize = 576;
+/// Byte size of [`Blame`] before the whole names (`RTLAT_IOC_BLAME_V1`).
+pub const BLAME_SIZE_V1: usize = 8
     + 4
     + 4
     + 3 * 8
@@ -901,6 +908,8 @@ pub const BLAME_SIZE: usize = 8
     + 4
     + 4
     + blame::STACK_DEPTH * BLAME_FRAME_LEN;
+/// Byte size of [`Blame`]: the whole names after the first layout.
+pub const BLAME_SIZE: usize = BLAME_SIZE_V1 + 4 + 4 + BLAME_LONG_NAMES * BLAME_LONG_NAME_LEN;
 
 /// `struct rtlat_blame_entry`: one source and its time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -917,7 +926,9 @@ pub struct BlameEntry {
     /// pid, IRQ number or softirq vector; 0 for an hrtimer (no kernel
     /// address leaves the kernel: its name says which).
     pub id: u64,
-    /// 0 (reserved).
+    /// An hrtimer's in an answer of the current layout: its callback's
+    /// whole name is [`Blame::long_names`]`[aux - 1]` (0: none left, only
+    /// `name`). 0 in the others (reserved).
     pub aux: u64,
     /// Its time, ns.
     pub ns: u64,
@@ -942,15 +953,8 @@ impl BlameEntry {
         name: [0; BLAME_NAME_LEN],
     };
 
-    /// `s`, its time `ns` (`count`, `worst_ns`), named by its own name;
-    /// `name` may replace it (an hrtimer's callback symbol).
-    pub fn new(
-        s: &blame::Source,
-        ns: u64,
-        count: u64,
-        worst_ns: u64,
-        name: &mut impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
-    ) -> Self {
+    /// `s`, its time `ns` (`count`, `worst_ns`), named by its own name.
+    pub fn new(s: &blame::Source, ns: u64, count: u64, worst_ns: u64) -> Self {
         let mut e = Self {
             kind: s.kind as u32,
             policy: u32::from(s.policy),
@@ -969,7 +973,6 @@ impl BlameEntry {
         };
         let own = s.name_bytes();
         e.name[..own.len()].copy_from_slice(own);
-        name(s, &mut e.name);
         e
     }
 
@@ -1090,7 +1093,32 @@ const BLAME_WANT_AT: usize = 40;
 /// Where a request's rank is (the answer's `reserved` word before it).
 const BLAME_RANK_AT: usize = 52;
 /// Where `nr_worst` is (`reserved2` before it): after `nr_stack`.
-const BLAME_NR_WORST_AT: usize = BLAME_SIZE - blame::STACK_DEPTH * BLAME_FRAME_LEN - 4;
+const BLAME_NR_WORST_AT: usize = BLAME_SIZE_V1 - blame::STACK_DEPTH * BLAME_FRAME_LEN - 4;
+/// Where the whole names are (after their count and a reserved word).
+const BLAME_LONG_NAMES_AT: usize = BLAME_SIZE_V1 + 8;
+
+/// The hrtimer callbacks an answer's encoder has named whole so far, in
+/// the order of their [`Blame::long_names`].
+struct LongNames {
+    /// Their addresses (a source's `aux`).
+    keys: [u64; BLAME_LONG_NAMES],
+    /// Entries of `keys` in use.
+    n: usize,
+}
+
+impl LongNames {
+    /// The index of callback `aux`'s whole name, and whether it is new:
+    /// its own if named before, else the next one, if one is left.
+    fn slot(&mut self, aux: u64) -> Option<(usize, bool)> {
+        if let Some(k) = self.keys[..self.n].iter().position(|&a| a == aux) {
+            return Some((k, false));
+        }
+        let k = self.n;
+        *self.keys.get_mut(k)? = aux;
+        self.n += 1;
+        Some((k, true))
+    }
+}
 
 /// `struct rtlat_blame` (`RTLAT_IOC_BLAME`): one CPU's late activations
 /// explained, over the session so far.
@@ -1117,30 +1145,51 @@ pub struct Blame {
     pub culprits: [BlameEntry; blame::CULPRITS],
     /// The worst activation of rank `rank`, if that many were explained.
     pub worst: Option<BlameWorst>,
+    /// Entries of `long_names` in use (0 in an answer of the first
+    /// layout).
+    pub nr_long_names: u32,
+    /// The whole names of the hrtimer callbacks its entries name (by their
+    /// `aux`), `module:symbol` as kallsyms has them (a Rust symbol
+    /// mangled), NUL-padded; an entry's `name` is the same, cut.
+    pub long_names: [[u8; BLAME_LONG_NAME_LEN]; BLAME_LONG_NAMES],
 }
 
 impl Blame {
     /// Encodes the answer to `req` from its CPU's tally's excerpt for it
     /// ([`blame::Tally::excerpt`] of its rank) into `b`, entry by entry
     /// (the kernel's stack holds no whole answer); `name` may rename a
-    /// source (the kernel names hrtimer callbacks by symbol). For a request
+    /// source (the kernel names hrtimer callbacks by symbol), into a buffer
+    /// holding its own name: an hrtimer's whole into the answer's
+    /// `long_names` if `b` has them (the current layout; once per
+    /// callback, while one is left), and cut into its entry's. `b` is an
+    /// answer of either layout ([`BLAME_SIZE`], [`BLAME_SIZE_V1`]); one of
+    /// another size is left alone. For a request
     /// that does not ask for [`blame::Kind::Measure`], `t` is folded back
     /// into the tasks first ([`blame::Excerpt::fold_measure`]), so that
     /// such a request is answered as before the kind.
     pub fn encode_excerpt(
         req: BlameRequest,
         t: &mut blame::Excerpt,
-        mut name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
+        mut name: impl FnMut(&blame::Source, &mut [u8]),
         mut frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
-        b: &mut [u8; BLAME_SIZE],
+        b: &mut [u8],
     ) {
+        let mut long = match b.len() {
+            BLAME_SIZE => Some(LongNames {
+                keys: [0; BLAME_LONG_NAMES],
+                n: 0,
+            }),
+            BLAME_SIZE_V1 => None,
+            _ => return,
+        };
         if !req.measure_apart {
             t.fold_measure();
         }
         let t = &*t;
         b.fill(0);
+        let size = b.len();
         let mut w = Wr { b, at: 0 };
-        w.u32(BLAME_SIZE as u32);
+        w.u32(size as u32);
         w.u32(VERSION);
         w.u32(req.cpu);
         w.u32(t.n as u32);
@@ -1161,8 +1210,15 @@ impl Blame {
         let base = w.at;
         for (k, &i) in t.ranked_order()[..t.n].iter().enumerate() {
             let c = &t.culprits[usize::from(i)];
-            w.at = base + k * BLAME_ENTRY_SIZE;
-            BlameEntry::new(&c.source, c.ns, c.count, c.worst_ns, &mut name).encode(&mut w);
+            let e = BlameEntry::new(&c.source, c.ns, c.count, c.worst_ns);
+            Self::put_entry(
+                w.b,
+                base + k * BLAME_ENTRY_SIZE,
+                e,
+                &c.source,
+                &mut long,
+                &mut name,
+            );
         }
         let tail =
             base + (blame::CULPRITS + blame::IRQ_PARTS + blame::THREAD_PARTS) * BLAME_ENTRY_SIZE;
@@ -1190,12 +1246,50 @@ impl Blame {
                 (thread, &a.thread[..a.thread_ex.n]),
             ] {
                 for (k, s) in parts.iter().enumerate() {
-                    w.at = at + k * BLAME_ENTRY_SIZE;
-                    BlameEntry::new(&s.source, s.ns, u64::from(s.count), 0, &mut name)
-                        .encode(&mut w);
+                    let e = BlameEntry::new(&s.source, s.ns, u64::from(s.count), 0);
+                    let at = at + k * BLAME_ENTRY_SIZE;
+                    Self::put_entry(w.b, at, e, &s.source, &mut long, &mut name);
                 }
             }
         }
+        if let Some(l) = long {
+            w.at = BLAME_SIZE_V1;
+            w.u32(l.n as u32);
+        }
+    }
+
+    /// Writes entry `e` of source `s` at `at` of answer `b`, named by
+    /// `name`: an hrtimer callback whole in `b`'s `long_names` if `long`
+    /// has one for it, and cut in `e`.
+    fn put_entry(
+        b: &mut [u8],
+        at: usize,
+        mut e: BlameEntry,
+        s: &blame::Source,
+        long: &mut Option<LongNames>,
+        name: &mut impl FnMut(&blame::Source, &mut [u8]),
+    ) {
+        let slot = match long {
+            Some(l) if s.kind == blame::Kind::Timer && s.aux != 0 => l.slot(s.aux),
+            _ => None,
+        };
+        match slot {
+            Some((k, new)) => {
+                let from = BLAME_LONG_NAMES_AT + k * BLAME_LONG_NAME_LEN;
+                let whole = &mut b[from..from + BLAME_LONG_NAME_LEN];
+                if new {
+                    whole[..BLAME_NAME_LEN].copy_from_slice(&e.name);
+                    name(s, whole);
+                }
+                // (Cut as the first layout's: its bytes, NUL last.)
+                let n = BLAME_NAME_LEN - 1;
+                e.name[..n].copy_from_slice(&whole[..n]);
+                e.name[n] = 0;
+                e.aux = k as u64 + 1;
+            }
+            None => name(s, &mut e.name),
+        }
+        e.encode(&mut Wr { b, at });
     }
 
     /// Encodes the answer to `req` from its CPU's tally into `b`, as
@@ -1203,9 +1297,9 @@ impl Blame {
     pub fn encode_tally(
         req: BlameRequest,
         t: &blame::Tally,
-        name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
+        name: impl FnMut(&blame::Source, &mut [u8]),
         frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
-        b: &mut [u8; BLAME_SIZE],
+        b: &mut [u8],
     ) {
         let mut e = blame::Excerpt::EMPTY;
         t.excerpt(req.rank as usize, &mut e);
@@ -1217,7 +1311,7 @@ impl Blame {
     pub fn from_tally(
         req: BlameRequest,
         t: &blame::Tally,
-        name: impl FnMut(&blame::Source, &mut [u8; BLAME_NAME_LEN]),
+        name: impl FnMut(&blame::Source, &mut [u8]),
         frame: impl FnMut(u64, &mut [u8; BLAME_FRAME_LEN]),
     ) -> Self {
         let mut b = [0u8; BLAME_SIZE];
@@ -1225,11 +1319,11 @@ impl Blame {
         Self::decode(&b).unwrap_or_else(|e| panic!("an encoded tally decodes: {e:?}"))
     }
 
-    /// Decodes a request: the CPU, the rank, which must be below
-    /// [`blame::WORST`], and whether `nr_worst` is nonzero (the other words
-    /// are the answer's, ignored).
+    /// Decodes a request of either layout (by `b`'s length): the CPU, the
+    /// rank, which must be below [`blame::WORST`], and whether `nr_worst`
+    /// is nonzero (the other words are the answer's, ignored).
     pub fn decode_request(b: &[u8]) -> Result<BlameRequest, UapiError> {
-        let mut r = header(b, BLAME_SIZE)?;
+        let mut r = header(b, Self::layout(b))?;
         let cpu = r.u32();
         r.at = BLAME_WANT_AT;
         let want = r.u32();
@@ -1253,11 +1347,26 @@ impl Blame {
         })
     }
 
-    /// Encodes `req` into `b`.
-    pub fn encode_request(req: BlameRequest, b: &mut [u8; BLAME_SIZE]) {
+    /// The layout's size a buffer of `b`'s length has: the first's, else
+    /// the current one's.
+    fn layout(b: &[u8]) -> usize {
+        match b.len() {
+            BLAME_SIZE_V1 => BLAME_SIZE_V1,
+            _ => BLAME_SIZE,
+        }
+    }
+
+    /// Encodes `req` into `b`, in the layout of its length (the current
+    /// one, or the first, [`BLAME_SIZE_V1`]; nothing into one of another
+    /// length).
+    pub fn encode_request(req: BlameRequest, b: &mut [u8]) {
+        if b.len() != BLAME_SIZE && b.len() != BLAME_SIZE_V1 {
+            return;
+        }
         b.fill(0);
+        let size = b.len();
         let mut w = Wr { b, at: 0 };
-        w.u32(BLAME_SIZE as u32);
+        w.u32(size as u32);
         w.u32(VERSION);
         w.u32(req.cpu);
         w.at = BLAME_WANT_AT;
@@ -1272,11 +1381,12 @@ impl Blame {
         w.u32(u32::from(req.tell_nr_worst));
     }
 
-    /// Decodes an answer. One of a module older than `nr_worst` (which
-    /// keeps one worst activation and answers 0 there) reads as
-    /// `nr_worst` 1 if it has a worst.
+    /// Decodes an answer of either layout (by `b`'s length). One of a
+    /// module older than `nr_worst` (which keeps one worst activation and
+    /// answers 0 there) reads as `nr_worst` 1 if it has a worst.
     pub fn decode(b: &[u8]) -> Result<Self, UapiError> {
-        let mut r = header(b, BLAME_SIZE)?;
+        let size = Self::layout(b);
+        let mut r = header(b, size)?;
         let cpu = r.u32();
         let nr_culprits = r.u32();
         let (explained, late_ns, other_ns) = (r.u64(), r.u64(), r.u64());
@@ -1327,6 +1437,30 @@ impl Blame {
             f.copy_from_slice(&r.b[r.at..r.at + BLAME_FRAME_LEN]);
             r.at += BLAME_FRAME_LEN;
         }
+        let mut nr_long_names = 0;
+        let mut long_names = [[0; BLAME_LONG_NAME_LEN]; BLAME_LONG_NAMES];
+        if size == BLAME_SIZE {
+            nr_long_names = r.u32();
+            r.at = BLAME_LONG_NAMES_AT;
+            for n in long_names.iter_mut() {
+                n.copy_from_slice(&r.b[r.at..r.at + BLAME_LONG_NAME_LEN]);
+                r.at += BLAME_LONG_NAME_LEN;
+            }
+        }
+        // An entry's `aux`: 0, or an hrtimer's whole name among those
+        // given.
+        let bad_aux = |e: &BlameEntry| {
+            e.aux != 0 && (e.kind != blame::Kind::Timer as u32 || e.aux > u64::from(nr_long_names))
+        };
+        if nr_long_names as usize > BLAME_LONG_NAMES
+            || culprits
+                .iter()
+                .chain(w.irq.iter())
+                .chain(w.thread.iter())
+                .any(bad_aux)
+        {
+            return Err(UapiError::Invalid);
+        }
         Ok(Self {
             cpu,
             rank,
@@ -1337,7 +1471,22 @@ impl Blame {
             nr_culprits,
             culprits,
             worst: (has_worst == 1).then_some(w),
+            nr_long_names,
+            long_names,
         })
+    }
+
+    /// The name of entry `e` of this answer: its callback's whole one for
+    /// an hrtimer that has it, else its own, up to the first NUL.
+    pub fn name_of<'a>(&'a self, e: &'a BlameEntry) -> &'a [u8] {
+        let whole = match usize::try_from(e.aux) {
+            Ok(k @ 1..) if k <= self.nr_long_names as usize => self.long_names.get(k - 1),
+            _ => None,
+        };
+        match whole {
+            Some(n) => &n[..n.iter().position(|&b| b == 0).unwrap_or(n.len())],
+            None => e.name_bytes(),
+        }
     }
 }
 
@@ -1387,6 +1536,8 @@ pub mod ioc {
     /// `_IOWR(0xb7, 9, struct rtlat_blame)`: a CPU's late activations
     /// explained (a session configured with `RTLAT_CFG_BLAME`).
     pub const BLAME: u32 = ioc(R | W, 9, BLAME_SIZE);
+    /// `RTLAT_IOC_BLAME_V1`: the first layout, without the whole names.
+    pub const BLAME_V1: u32 = ioc(R | W, 9, BLAME_SIZE_V1);
 }
 
 #[cfg(test)]
@@ -1667,8 +1818,8 @@ mod tests {
             Tracker, //
         };
         assert_eq!(BLAME_ENTRY_SIZE, 96);
-        assert_eq!(BLAME_SIZE, 3312);
-        assert_eq!(ioc::BLAME, 0xccf0_b709);
+        assert_eq!((BLAME_SIZE_V1, BLAME_SIZE), (3312, 12536));
+        assert_eq!((ioc::BLAME_V1, ioc::BLAME), (0xccf0_b709, 0xf0f8_b709));
         let mut t = Tracker::<8>::new();
         t.event(0, Event::Switch(Source::task(42, b"noise_fifo/1", 1, 96)));
         t.event(
@@ -1685,7 +1836,7 @@ mod tests {
         let frame = |pc: u64, f: &mut [u8; BLAME_FRAME_LEN]| {
             f[..3].copy_from_slice(if pc == 0x10 { b"f+1" } else { b"g+2" });
         };
-        let name = |s: &Source, name: &mut [u8; BLAME_NAME_LEN]| {
+        let name = |s: &Source, name: &mut [u8]| {
             if s.kind == Kind::Timer {
                 name.fill(0);
                 name[..7].copy_from_slice(b"mod:sym");
@@ -1775,6 +1926,151 @@ mod tests {
         Blame::encode_tally(req(1, 0), &tally, name, frame, &mut buf);
         buf[BLAME_NR_WORST_AT..BLAME_NR_WORST_AT + 4].copy_from_slice(&2u32.to_ne_bytes());
         assert_eq!(Blame::decode(&buf), Err(UapiError::Invalid));
+    }
+
+    /// A Rust hrtimer callback's symbol as kallsyms has it (from a guest's
+    /// `rtrs_noise.ko`), longer than an entry's name.
+    pub const RUST_CALLBACK: &str = "rtrs_noise:_RNvXs1_NtNtNtCs1EKtwoKEMO2_6kernel4time7hrtimer3arcINtNtNtBb_4sync3arc3ArcNtCs7imXckM5qqB_15rtrs_noise_main8InjectorENtB7_18RawHrTimerCallback3runB1c_";
+
+    #[test]
+    fn blame_names_hrtimer_callbacks_whole_and_the_first_layout_cut() {
+        use blame::{
+            Analysis,
+            Event,
+            Kind,
+            Source,
+            Tally,
+            Tracker, //
+        };
+        let timer = |id: u64, aux: u64| Source {
+            aux,
+            ..Source::new(Kind::Timer, id, b"")
+        };
+        // Two timers of one Rust callback, one of a C callback, a task.
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(Source::task(42, b"noise", 0, 0)));
+        for (at, s) in [
+            (100, timer(1, 0xa)),
+            (300, timer(2, 0xa)),
+            (500, timer(3, 0xc)),
+        ] {
+            t.event(at, Event::Enter(s));
+            t.event(at + 100, Event::Exit(Kind::Timer, s.id));
+        }
+        t.event(900, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
+        let mut tally = Tally::new();
+        tally.add(&Analysis::explain(&t, 1, 0, 250, 900));
+        let calls = core::cell::Cell::new(0);
+        let mut name = |s: &Source, buf: &mut [u8]| {
+            if s.kind != Kind::Timer {
+                return;
+            }
+            calls.set(calls.get() + 1);
+            let n: &[u8] = if s.aux == 0xa {
+                RUST_CALLBACK.as_bytes()
+            } else {
+                b"hrtimer_wakeup"
+            };
+            buf.fill(0);
+            let k = n.len().min(buf.len() - 1);
+            buf[..k].copy_from_slice(&n[..k]);
+        };
+        let mut buf = std::vec![0u8; BLAME_SIZE];
+        Blame::encode_tally(
+            BlameRequest::new(0, 0),
+            &tally,
+            &mut name,
+            |_, _| {},
+            &mut buf,
+        );
+        let b = Blame::decode(&buf).unwrap();
+        // Each callback named once, whole, in the order first seen.
+        assert_eq!((calls.get(), b.nr_long_names), (2, 2));
+        let w = b.worst.unwrap();
+        let all = || {
+            b.culprits[..b.nr_culprits as usize]
+                .iter()
+                .chain(w.irq[..w.nr_irq as usize].iter())
+                .chain(w.thread[..w.nr_thread as usize].iter())
+        };
+        let mut rust = 0;
+        for e in all() {
+            if e.kind != Kind::Timer as u32 {
+                assert_eq!(e.aux, 0);
+                assert_eq!(b.name_of(e), e.name_bytes());
+                continue;
+            }
+            // No kernel address; the whole name by `aux`, the entry's cut.
+            assert_eq!(e.id, 0);
+            let whole = b.name_of(e);
+            assert!(whole.starts_with(e.name_bytes()));
+            if whole == RUST_CALLBACK.as_bytes() {
+                rust += 1;
+                assert_eq!(e.aux, 1);
+                assert_eq!(e.name_bytes(), &whole[..BLAME_NAME_LEN - 1]);
+            } else {
+                assert_eq!((e.aux, whole), (2, &b"hrtimer_wakeup"[..]));
+            }
+        }
+        // Both timers of the callback, in the ranking and in the parts.
+        assert_eq!(rust, 4);
+        // The first layout: the same answer, names cut, no whole ones.
+        let mut v1 = std::vec![0u8; BLAME_SIZE_V1];
+        Blame::encode_tally(
+            BlameRequest::new(0, 0),
+            &tally,
+            &mut name,
+            |_, _| {},
+            &mut v1,
+        );
+        let old = Blame::decode(&v1).unwrap();
+        assert_eq!(&v1[..4], &(BLAME_SIZE_V1 as u32).to_ne_bytes());
+        assert_eq!(old.nr_long_names, 0);
+        for (o, n) in old.culprits.iter().zip(b.culprits.iter()) {
+            assert_eq!((o.aux, o.name), (0, n.name));
+            assert_eq!(old.name_of(o), o.name_bytes());
+        }
+        // The request, in either layout; another size is not one.
+        for len in [BLAME_SIZE, BLAME_SIZE_V1] {
+            let mut r = std::vec![0u8; len];
+            Blame::encode_request(BlameRequest::new(3, 1), &mut r);
+            assert_eq!(Blame::decode_request(&r), Ok(BlameRequest::new(3, 1)));
+        }
+        let mut odd = std::vec![0u8; BLAME_SIZE_V1 + 8];
+        Blame::encode_request(BlameRequest::new(3, 1), &mut odd);
+        assert!(odd.iter().all(|&x| x == 0));
+        // A whole name past those given, or on another kind, or more of
+        // them than the array holds: refused.
+        let aux_at = |k: usize| 104 + k * BLAME_ENTRY_SIZE + 24;
+        let task = (0..b.nr_culprits as usize)
+            .find(|&k| b.culprits[k].kind == Kind::Task as u32)
+            .unwrap();
+        let rusty = (0..b.nr_culprits as usize)
+            .find(|&k| b.culprits[k].aux == 1)
+            .unwrap();
+        for (at, v) in [(aux_at(rusty), 3u64), (aux_at(task), 1)] {
+            let mut bad = buf.clone();
+            bad[at..at + 8].copy_from_slice(&v.to_ne_bytes());
+            assert_eq!(Blame::decode(&bad), Err(UapiError::Invalid));
+        }
+        let mut bad = buf.clone();
+        bad[BLAME_SIZE_V1..BLAME_SIZE_V1 + 4]
+            .copy_from_slice(&(BLAME_LONG_NAMES as u32 + 1).to_ne_bytes());
+        assert_eq!(Blame::decode(&bad), Err(UapiError::Invalid));
+    }
+
+    #[test]
+    fn whole_names_run_out_after_the_first_callbacks() {
+        let mut l = LongNames {
+            keys: [0; BLAME_LONG_NAMES],
+            n: 0,
+        };
+        for k in 0..BLAME_LONG_NAMES {
+            assert_eq!(l.slot(0x100 + k as u64), Some((k, true)));
+        }
+        assert_eq!(l.slot(0x100 + 3), Some((3, false)));
+        assert_eq!(l.slot(0x999), None);
+        assert_eq!(l.n, BLAME_LONG_NAMES);
     }
 
     #[test]

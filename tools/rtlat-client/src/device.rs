@@ -237,12 +237,21 @@ impl Device {
     }
 
     /// The same with its worst one of rank `rank` (0: the worst; the
-    /// answer's `nr_worst` says how many there are).
+    /// answer's `nr_worst` says how many there are). Hrtimer callbacks are
+    /// named whole ([`uapi::Blame::name_of`]), but by a module older than
+    /// the whole names, which answers in the first layout.
     pub fn blame_rank(&self, cpu: u32, rank: u32) -> io::Result<uapi::Blame> {
+        let req = uapi::BlameRequest::new(cpu, rank);
         let mut b = vec![0u8; uapi::BLAME_SIZE];
-        let req: &mut [u8; uapi::BLAME_SIZE] = b.as_mut_slice().try_into().unwrap();
-        uapi::Blame::encode_request(uapi::BlameRequest::new(cpu, rank), req);
-        ioctl(self.fd(), ioc::BLAME, b.as_mut_ptr())?;
+        uapi::Blame::encode_request(req, &mut b);
+        match ioctl(self.fd(), ioc::BLAME, b.as_mut_ptr()) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOTTY) => {
+                b.truncate(uapi::BLAME_SIZE_V1);
+                uapi::Blame::encode_request(req, &mut b);
+                ioctl(self.fd(), ioc::BLAME_V1, b.as_mut_ptr())?;
+            }
+            r => r?,
+        }
         uapi::Blame::decode(&b).map_err(|e| io::Error::other(format!("{e:?}")))
     }
 
