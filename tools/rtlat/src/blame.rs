@@ -38,7 +38,7 @@ pub struct SourceJson {
     /// `task`, `irq`, `softirq`, `timer` or `unknown`.
     pub kind: String,
     /// A task's comm, an IRQ handler's name, a softirq vector's, an hrtimer
-    /// callback's `module:symbol`.
+    /// callback's `module:symbol` (a Rust one demangled, [`callback_name`]).
     pub name: String,
     /// pid, IRQ number or softirq vector (0 for an hrtimer).
     pub id: u64,
@@ -106,9 +106,31 @@ fn policy_name(p: u32) -> String {
     }
 }
 
-fn source(e: &uapi::BlameEntry) -> SourceJson {
+/// An hrtimer callback's name as a user reads it: a Rust symbol (the
+/// kernel's, v0-mangled) demangled without its hashes, after its module
+/// (`module:` kept); a C symbol, or one cut too short to demangle (a module
+/// older than the whole names), as it is.
+pub fn callback_name(name: &str) -> String {
+    let (module, symbol) = match name.split_once(':') {
+        Some((m, s)) => (Some(m), s),
+        None => (None, name),
+    };
+    match (rustc_demangle::try_demangle(symbol), module) {
+        (Ok(d), Some(m)) => format!("{m}:{d:#}"),
+        (Ok(d), None) => format!("{d:#}"),
+        (Err(_), _) => name.to_string(),
+    }
+}
+
+/// Entry `e` of answer `b`, named: an hrtimer callback by its whole name.
+fn source(b: &uapi::Blame, e: &uapi::BlameEntry) -> SourceJson {
     let kind = Kind::from_raw(e.kind).unwrap_or(Kind::Unknown);
-    let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
+    let raw = String::from_utf8_lossy(b.name_of(e)).into_owned();
+    let name = if kind == Kind::Timer {
+        callback_name(&raw)
+    } else {
+        raw
+    };
     let task = kind == Kind::Task;
     SourceJson {
         kind: kind.name().into(),
@@ -130,27 +152,28 @@ impl BlameReport {
             culprits: b.culprits[..b.nr_culprits as usize]
                 .iter()
                 .map(|e| Culprit {
-                    source: source(e),
+                    source: source(b, e),
                     ns: e.ns,
                     count: u64::from(e.count),
                     worst_ns: e.worst_ns,
                 })
                 .collect(),
-            worst: b.worst.as_ref().map(Worst::from_uapi),
+            worst: b.worst.as_ref().map(|w| Worst::from_uapi(b, w)),
             next_worst: next
                 .iter()
-                .filter_map(|n| n.worst.as_ref().map(Worst::from_uapi))
+                .filter_map(|n| n.worst.as_ref().map(|w| Worst::from_uapi(n, w)))
                 .collect(),
         }
     }
 }
 
 impl Worst {
-    fn from_uapi(w: &uapi::BlameWorst) -> Self {
+    /// Worst activation `w` of answer `b`.
+    fn from_uapi(b: &uapi::Blame, w: &uapi::BlameWorst) -> Self {
         let parts = |es: &[uapi::BlameEntry]| {
             es.iter()
                 .map(|e| Part {
-                    source: source(e),
+                    source: source(b, e),
                     ns: e.ns,
                     count: e.count,
                 })
@@ -198,8 +221,9 @@ impl SourceJson {
             "softirq" => format!("softirq {}", self.name),
             "measure" => format!("measurement itself ({} [{}])", self.name, self.id),
             "timer" if self.name.is_empty() || self.name == "?" => "timer (unnamed)".into(),
-            // A Rust callback's symbol is mangled, and cut: its module
-            // says more than its first bytes.
+            // A Rust callback's symbol cut too short to demangle (a
+            // module older than the whole names): its module says more
+            // than its first bytes.
             "timer" => match self.name.split_once(":_R") {
                 Some((module, _)) => format!("timer {module}:(a Rust callback)"),
                 None => format!("timer {}", self.name),
@@ -412,6 +436,82 @@ pub(crate) mod tests {
             "{t}"
         );
     }
+    /// A Rust hrtimer callback's symbol as a guest's kallsyms has it
+    /// (`rtrs_noise.ko`'s injector), longer than an entry's name.
+    const RUST_CALLBACK: &str = "rtrs_noise:_RNvXs1_NtNtNtCs1EKtwoKEMO2_6kernel4time7hrtimer3arcINtNtNtBb_4sync3arc3ArcNtCs7imXckM5qqB_15rtrs_noise_main8InjectorENtB7_18RawHrTimerCallback3runB1c_";
+
+    /// The answer, in a buffer of `len` bytes (a layout), for a CPU whose
+    /// late activation was an hrtimer callback named `RUST_CALLBACK`.
+    fn rust_timer_answer(len: usize) -> uapi::Blame {
+        let mut t = Tracker::<16>::new();
+        t.event(0, Event::Switch(Source::task(0, b"swapper/1", 0, 0)));
+        let timer = Source {
+            aux: 0xffff_1000,
+            ..Source::new(Kind::Timer, 0xffff_2000, b"")
+        };
+        t.event(1_000, Event::Enter(timer));
+        t.event(21_000, Event::Exit(Kind::Timer, timer.id));
+        t.event(21_100, Event::Switch(Source::task(7, b"rtlat/1", 1, 95)));
+        let mut tally = Tally::new();
+        tally.add(&Analysis::explain(&t, 1, 500, 20_600, 20_700));
+        let mut b = vec![0u8; len];
+        uapi::Blame::encode_tally(
+            uapi::BlameRequest::new(1, 0),
+            &tally,
+            |s, buf| {
+                if s.kind == Kind::Timer {
+                    let n = RUST_CALLBACK.len().min(buf.len() - 1);
+                    buf[..n].copy_from_slice(&RUST_CALLBACK.as_bytes()[..n]);
+                    buf[n..].fill(0);
+                }
+            },
+            |_, _| {},
+            &mut b,
+        );
+        uapi::Blame::decode(&b).unwrap()
+    }
+
+    #[test]
+    fn a_rust_hrtimer_callback_reads_demangled() {
+        const READABLE: &str = "rtrs_noise:<kernel::sync::arc::Arc<rtrs_noise_main::Injector> \
+                                as kernel::time::hrtimer::RawHrTimerCallback>::run";
+        assert_eq!(callback_name(RUST_CALLBACK), READABLE);
+        // Without a module (the kernel's own), a C symbol, and a Rust one
+        // cut too short: as they are.
+        assert_eq!(
+            callback_name(&RUST_CALLBACK["rtrs_noise:".len()..]),
+            &READABLE["rtrs_noise:".len()..]
+        );
+        assert_eq!(callback_name("hrtimer_wakeup"), "hrtimer_wakeup");
+        let cut = &RUST_CALLBACK[..uapi::BLAME_NAME_LEN - 1];
+        assert_eq!(callback_name(cut), cut);
+        // From the device: the ranking and the worst's parts name it so.
+        let r = BlameReport::from_uapi(&rust_timer_answer(uapi::BLAME_SIZE), &[]);
+        let timer = r
+            .culprits
+            .iter()
+            .find(|c| c.source.kind == "timer")
+            .unwrap();
+        assert_eq!(timer.source.name, READABLE);
+        assert_eq!(timer.source.label(), format!("timer {READABLE}"));
+        let w = r.worst.as_ref().unwrap();
+        assert_eq!(w.irq[0].source.name, READABLE);
+        let t = text(1, &r, 5, Unit { ns: true });
+        assert!(
+            t.contains("kernel::time::hrtimer::RawHrTimerCallback>::run"),
+            "{t}"
+        );
+        // A module of the first layout cuts it: its module, said so.
+        let old = BlameReport::from_uapi(&rust_timer_answer(uapi::BLAME_SIZE_V1), &[]);
+        let timer = old
+            .culprits
+            .iter()
+            .find(|c| c.source.kind == "timer")
+            .unwrap();
+        assert_eq!(timer.source.name, cut);
+        assert_eq!(timer.source.label(), "timer rtrs_noise:(a Rust callback)");
+    }
+
     #[test]
     fn the_measurement_is_listed_after_the_causes() {
         // The measuring thread (pid 7) takes most of the latency: its own
