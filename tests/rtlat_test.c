@@ -1819,8 +1819,12 @@ static void on_signal(int sig)
 	(void)sig;
 }
 
+/*
+ * A lone USER_WAIT on CPU cpu; with loop, repeated while it returns a
+ * record (records counts them). rc and err are the last wait's.
+ */
 struct lone_wait {
-	int fd, cpu, rc, err, ready, done;
+	int fd, cpu, rc, err, ready, done, loop, records;
 	pid_t tid;
 };
 
@@ -1839,16 +1843,21 @@ static void *lone_user_wait(void *arg)
 	}
 	l->tid = gettid();
 	__atomic_store_n(&l->ready, 1, __ATOMIC_RELEASE);
-	l->rc = ioctl(l->fd, RTLAT_IOC_USER_WAIT, &r);
-	l->err = errno;
+	do {
+		l->rc = ioctl(l->fd, RTLAT_IOC_USER_WAIT, &r);
+		l->err = errno;
+		if (l->rc == 0)
+			__atomic_add_fetch(&l->records, 1, __ATOMIC_RELEASE);
+	} while (l->loop && l->rc == 0);
 	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
 /* A user-stage session on CPU 0 with 1 s periods (the first activation
  * comes after whatever the test does first, however starved the guest's
- * CPUs), and a lone waiter there in USER_WAIT (or about to be). */
-static int start_lone_waiter(int fd, struct lone_wait *l, pthread_t *t)
+ * CPUs), and a lone waiter there in USER_WAIT (or about to be), repeated
+ * with loop. */
+static int start_lone_waiter(int fd, struct lone_wait *l, pthread_t *t, int loop)
 {
 	struct rtlat_config c;
 
@@ -1858,7 +1867,7 @@ static int start_lone_waiter(int fd, struct lone_wait *l, pthread_t *t)
 	c.cpus[0] = 1;
 	if (ioctl(fd, RTLAT_IOC_CONFIG, &c) || ioctl(fd, RTLAT_IOC_START))
 		return -1;
-	*l = (struct lone_wait){ .fd = fd, .cpu = 0 };
+	*l = (struct lone_wait){ .fd = fd, .cpu = 0, .loop = loop };
 	return pthread_create(t, NULL, lone_user_wait, l) ? -1 : 0;
 }
 
@@ -1877,7 +1886,7 @@ TEST_F(dev, user_wait_interrupted)
 	int recs = 0, i;
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
-	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t));
+	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t, 0));
 	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE) && !__atomic_load_n(&l.done, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
 	/* Signalled until it leaves: a signal that comes before it blocks
@@ -1943,7 +1952,7 @@ TEST_F(dev, user_waiter_moved)
 	ssize_t n;
 
 	ASSERT_LE(2, cpus_online());
-	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t));
+	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t, 0));
 	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE) && !__atomic_load_n(&l.done, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
 	/* Blocked in USER_WAIT by now, even in a slow guest; the first
@@ -2797,20 +2806,32 @@ TEST_F(dev, user_wait_shut_down_by_stop)
 {
 	struct lone_wait l;
 	pthread_t t;
-	int i;
+	int i, n;
 
-	/* The first activation is 1 s after START: STOP comes before it. */
-	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t));
-	while (!__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE) &&
-	       !__atomic_load_n(&l.done, __ATOMIC_ACQUIRE))
+	/*
+	 * The waiter waits again after each record. STOP comes once it is
+	 * seen blocked with no record come since: the records it had before
+	 * and after STOP are then the same if STOP, not an activation, ended
+	 * that wait. (Timing does not decide it: an activation that comes
+	 * while the test looks only makes it look again.)
+	 */
+	ASSERT_EQ(0, start_lone_waiter(self->fd, &l, &t, 1));
+	for (i = 0; i < 5000; i++) {
+		n = __atomic_load_n(&l.records, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&l.done, __ATOMIC_ACQUIRE) ||
+		    (__atomic_load_n(&l.ready, __ATOMIC_ACQUIRE) && task_state(l.tid) == 'S' &&
+		     n == __atomic_load_n(&l.records, __ATOMIC_ACQUIRE)))
+			break;
 		sleep_ms(1);
-	for (i = 0; i < 500 && task_state(l.tid) != 'S'; i++)
-		sleep_ms(1);
-	ASSERT_EQ('S', task_state(l.tid)) TH_LOG("the waiter did not block");
+	}
+	ASSERT_EQ(0, __atomic_load_n(&l.done, __ATOMIC_ACQUIRE))
+	TH_LOG("the waiter left early: %s", strerror(l.err));
+	ASSERT_GT(5000, i) TH_LOG("the waiter was never seen blocked");
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
 	pthread_join(t, NULL);
 	EXPECT_EQ(-1, l.rc);
 	EXPECT_EQ(ESHUTDOWN, l.err) TH_LOG("blocked waiter: %s", strerror(l.err));
+	EXPECT_EQ(n, l.records) TH_LOG("a record ended the wait seen blocked, not STOP");
 
 	l = (struct lone_wait){ .fd = self->fd, .cpu = 0 };
 	ASSERT_EQ(0, pthread_create(&t, NULL, lone_user_wait, &l));
