@@ -117,7 +117,7 @@ module! {
 
 /// Longest injection, µs: long enough to stand out of any VM's noise, short
 /// of every watchdog (soft lockup, RCU stall: seconds).
-const MAX_US: u32 = 200_000;
+const MAX_US: u32 = 500_000;
 
 /// Injections whose times are kept (the last ones) and printed at unload.
 const WINDOWS: usize = 64;
