@@ -964,6 +964,7 @@ TEST_F(dev, blame)
 	memset(&b, 0, RTLAT_BLAME_SIZE_V1);
 	b.size = RTLAT_BLAME_SIZE_V1;
 	b.version = RTLAT_VERSION;
+	b.nr_worst = 1;
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_BLAME_V1, &b));
 	ASSERT_EQ(RTLAT_BLAME_SIZE_V1, b.size);
 	ASSERT_EQ(k, b.nr_culprits);
