@@ -228,11 +228,12 @@ for kind in irqoff hardirq preemptoff fifo softirq; do
 		mark=$(rtrs_dmesg_mark)
 		if insmod "$noise" cpu="$cpu" "${kind}_us=$N" period_ms=150; then
 			rtlat run --cpus "$cpu" --duration 2s -q --stages irq --raw "$tmp/irq-only.csv" \
-				>"$tmp/out" 2>&1
+				>"$tmp/irq-only.out" 2>&1
 			rc=$?
 			rmmod rtrs_noise
 			rtrs_dmesg_since "$mark" |
 				sed -n 's/.*rtrs_noise: injection [0-9]* from \([0-9]*\) to \([0-9]*\)$/\1,\2/p' >"$tmp/irq-only.win"
+			# shellcheck disable=SC2046 # judge prints numbers, a word each
 			[ ! -s "$tmp/irq-only.win" ] || set -- $(judge "$tmp/irq-only.win" "$tmp/irq-only.csv" irq 0)
 		fi
 		within=${1:-0} caught=${2:-0} bound=${3:-0} skipped=${5:-0} unseen=${6:-1}
