@@ -2,11 +2,11 @@
 
 //! The lock-free single-producer/single-consumer record ring.
 //!
-//! The ring itself is kernel-independent (`lib/rtcore/src/ring.rs`, tested
+//! The ring itself is kernel-independent (`lib/rtcore/src/ring/`, tested
 //! on the host); this module adds allocation of its storage in the kernel.
 //! Allocate when a session is configured, never in the producer's context.
 
-#[path = "../lib/rtcore/src/ring.rs"]
+#[path = "../lib/rtcore/src/ring/mod.rs"]
 #[expect(
     unreachable_pub,
     reason = "public API of the host crate, private in a module"

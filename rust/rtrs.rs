@@ -54,7 +54,7 @@
 )]
 
 pub(crate) mod barrier;
-#[path = "../lib/rtcore/src/blame.rs"]
+#[path = "../lib/rtcore/src/blame/mod.rs"]
 #[expect(
     unreachable_pub,
     reason = "public API of the host crate, private in a module"
@@ -66,7 +66,7 @@ pub(crate) mod cpuhp;
 pub(crate) mod direct_wait;
 mod ffi;
 pub(crate) mod file;
-#[path = "../lib/rtcore/src/hist.rs"]
+#[path = "../lib/rtcore/src/hist/mod.rs"]
 #[expect(
     unreachable_pub,
     reason = "public API of the host crate, private in a module"
@@ -86,7 +86,7 @@ pub(crate) mod task;
 pub(crate) mod time;
 pub(crate) mod trace;
 pub(crate) mod tracepoint;
-#[path = "../lib/rtcore/src/uapi.rs"]
+#[path = "../lib/rtcore/src/uapi/mod.rs"]
 #[expect(
     unreachable_pub,
     reason = "public API of the host crate, private in a module"

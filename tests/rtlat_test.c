@@ -136,7 +136,7 @@ static void sleep_ms(int ms)
 
 TEST(uapi_layout)
 {
-	/* Must match lib/rtcore/src/uapi.rs (CONFIG_SIZE etc.). */
+	/* Must match lib/rtcore/src/uapi/ (CONFIG_SIZE etc.). */
 	ASSERT_EQ(120, sizeof(struct rtlat_config));
 	ASSERT_EQ(RTLAT_CONFIG_SIZE_V1, offsetof(struct rtlat_config, deadline_ns));
 	ASSERT_EQ(RTLAT_CONFIG_SIZE_V2, offsetof(struct rtlat_config, cpus_ptr));

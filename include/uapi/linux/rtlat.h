@@ -4,7 +4,8 @@
  *
  * Every structure starts with its size and RTLAT_VERSION; fields have
  * explicit widths and native byte order, and there is no implicit padding.
- * The Rust twin is lib/rtcore/src/uapi.rs. See Documentation/rtlat.rst.
+ * The Rust twin is lib/rtcore/src/uapi/, a file per structure. See
+ * Documentation/rtlat.rst.
  */
 #ifndef _UAPI_LINUX_RTLAT_H
 #define _UAPI_LINUX_RTLAT_H
@@ -164,7 +165,7 @@ struct rtlat_status {
 #define RTLAT_STATUS_SIZE_V2	176
 #define RTLAT_STATUS_SIZE_V3	184
 
-/* Histogram layout: see lib/rtcore/src/hist.rs (log-linear, 64 per octave). */
+/* Histogram layout: see lib/rtcore/src/hist/ (log-linear, 64 per octave). */
 #define RTLAT_HIST_SUB_BITS	6
 #define RTLAT_HIST_OCTAVES	28
 #define RTLAT_HIST_BUCKETS	(64 + RTLAT_HIST_OCTAVES * 64 + 1)
@@ -184,7 +185,7 @@ struct rtlat_stats {
 	__u64 percentiles[7];		/* out: p50 p90 p99 p99.9 p99.99 p99.999 p99.9999 */
 };
 
-/* The kinds of source (lib/rtcore/src/blame.rs). */
+/* The kinds of source (lib/rtcore/src/blame/source.rs). */
 enum rtlat_blame_kind {
 	RTLAT_BLAME_UNKNOWN = 0,	/* before what the CPU's timeline holds */
 	RTLAT_BLAME_TASK = 1,		/* id: pid (0: idle) */
