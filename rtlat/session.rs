@@ -786,17 +786,21 @@ impl Source for Session {
     /// a task of a higher priority monopolises exits only once that task
     /// lets it run, and the caller must not wait for that unkillably.
     fn stop(self: &Arc<Self>, ctx: &Sleepable, reason: StopReason) {
-        let _serial = self.stop_lock.lock(ctx);
-        self.halt(ctx, reason);
-        for cpu in self.cpus.iter() {
-            cancel_hard_timer(&**cpu);
-        }
-        if self.retiring.xchg(true, Relaxed) {
-            return;
-        }
-        if let Err(me) = self.queue.enqueue(self.clone()) {
+        let queued = {
+            let _serial = self.stop_lock.lock(ctx);
+            self.halt(ctx, reason);
+            for cpu in self.cpus.iter() {
+                cancel_hard_timer(&**cpu);
+            }
+            if self.retiring.xchg(true, Relaxed) {
+                return;
+            }
+            self.queue.enqueue(self.clone())
+        };
+        if let Err(me) = queued {
             // No queue (only while the module loads or unloads, when no
-            // file is open): here, then.
+            // file is open): here, then, without `stop_lock`, which
+            // `finish` takes.
             me.finish(ctx);
         }
     }
