@@ -127,6 +127,7 @@ use crate::rtrs::{
         Readers,
         Source, //
     },
+    module::ModuleRef,
     preempt::MigrateGuard,
     sync::{
         Completion,
@@ -563,6 +564,11 @@ pub(crate) struct Session {
     queue: &'static ModuleQueue,
     /// Set by the first `stop`, which queues `finish`.
     retiring: Atomic<bool>,
+    /// The module, held from that `stop` until `finish` has run: the last
+    /// file may be closed before, and `rmmod` must then be refused, not
+    /// wait in the module's exit for a thread on a monopolised CPU.
+    #[pin]
+    retire_ref: TaskMutex<Option<ModuleRef>>,
     #[pin]
     finish_work: Work<Session>,
     /// Completed when `finish` has run.
@@ -581,6 +587,13 @@ impl WorkItem for Session {
         // SAFETY: A work item runs in a worker thread: task context.
         let ctx = unsafe { Sleepable::assume_sleepable() };
         this.finish(ctx);
+        let held = this.retire_ref.lock(ctx).take();
+        // The session's last reference may be this one: it is freed while
+        // the module is held. What runs after `held` is dropped is the end
+        // of this work item, which the module's exit waits for (it drains
+        // the queue).
+        drop(this);
+        drop(held);
     }
 }
 
@@ -722,6 +735,7 @@ impl Source for Session {
                 threads <- crate::new_task_mutex!(KVec::new()),
                 queue: *queue,
                 retiring: Atomic::new(false),
+                retire_ref <- crate::new_task_mutex!(None),
                 finish_work <- new_work!("rtlat::Session::finish_work"),
                 stopped <- Completion::new(),
             }),
@@ -795,6 +809,9 @@ impl Source for Session {
             if self.retiring.xchg(true, Relaxed) {
                 return;
             }
+            // SAFETY: `stop` runs for a system call on a file of the
+            // module's (an ioctl, its release), which holds the module.
+            *self.retire_ref.lock(ctx) = Some(unsafe { ModuleRef::get() });
             self.queue.enqueue(self.clone())
         };
         if let Err(me) = queued {
@@ -802,6 +819,7 @@ impl Source for Session {
             // file is open): here, then, without `stop_lock`, which
             // `finish` takes.
             me.finish(ctx);
+            drop(me.retire_ref.lock(ctx).take());
         }
     }
 

@@ -64,6 +64,8 @@ extern "C" {
         prio: c_int,
     ) -> *mut c_void;
     pub(crate) fn rtrs_kthread_stop_put(t: *mut c_void) -> c_int;
+    pub(crate) fn rtrs_module_get();
+    pub(crate) fn rtrs_module_put();
     pub(crate) fn rtrs_set_current_interruptible();
     pub(crate) fn rtrs_set_current_running();
     // `lock` is a `struct mutex *` (a `bindings::mutex` here trips

@@ -16,7 +16,8 @@
 //!   its own CPU with interrupts off;
 //! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
 //! - [`workqueue`]: a module's own ordered workqueue, drained before it
-//!   unloads, for work that may wait long;
+//!   unloads, for work that may wait long; [`module`]: a reference to the
+//!   module that such work holds, so that `rmmod` is refused meanwhile;
 //! - [`direct_wait`]: a task blocked until a hard IRQ claims and wakes it
 //!   (one wake-up, no wait queue);
 //! - [`cpuhp`]: CPU hotplug notifications, and holding hotplug off while a
@@ -76,6 +77,7 @@ pub(crate) mod hist;
 pub(crate) mod irq;
 pub(crate) mod kthread;
 pub(crate) mod measure;
+pub(crate) mod module;
 pub(crate) mod pci;
 pub(crate) mod percpu;
 pub(crate) mod preempt;

@@ -191,6 +191,18 @@ int rtrs_kthread_stop_put(struct task_struct *t)
 	return kthread_stop_put(t);
 }
 
+/* __module_get(THIS_MODULE): the caller holds the module already. */
+void rtrs_module_get(void)
+{
+	__module_get(THIS_MODULE);
+}
+
+/* module_put(THIS_MODULE): gives back a reference rtrs_module_get took. */
+void rtrs_module_put(void)
+{
+	module_put(THIS_MODULE);
+}
+
 /* set_current_state(TASK_INTERRUPTIBLE), before testing the wait condition. */
 void rtrs_set_current_interruptible(void)
 {

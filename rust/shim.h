@@ -44,6 +44,8 @@ void *rtrs_this_cpu_ptr(void __percpu *ptr);
 struct task_struct *rtrs_kthread_create_on_cpu(int (*fn)(void *), void *data,
 					       unsigned int cpu, const char *name, int prio);
 int rtrs_kthread_stop_put(struct task_struct *t);
+void rtrs_module_get(void);
+void rtrs_module_put(void);
 void rtrs_set_current_interruptible(void);
 void rtrs_set_current_running(void);
 int rtrs_mutex_lock_interruptible(struct mutex *lock);

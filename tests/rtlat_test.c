@@ -3050,6 +3050,53 @@ TEST_F_TIMEOUT(dev, close_while_a_cpu_is_monopolised, 60)
 	}
 }
 
+/*
+ * rmmod while a session whose last file is closed still waits for its
+ * kernel thread, on a CPU a higher-priority task monopolises: refused at
+ * once (EWOULDBLOCK, the module in use), not a wait in the module's exit
+ * until the hog lets the thread run. The file is closed by a child's exit,
+ * which does not wait for the stop.
+ */
+TEST_F_TIMEOUT(dev, rmmod_refused_while_a_stop_waits, 60)
+{
+	struct spinner sp;
+	int fd, wst, r, e, ms;
+	pthread_t hog;
+	__u64 t0;
+	pid_t pid;
+
+	ASSERT_LE(2, cpus_online());
+	ASSERT_EQ(0, pin_to(0));
+	close(self->fd);
+	self->fd = -1;
+	fd = open_dev(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, hog_and_session(fd, &sp, &hog));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(0);
+	close(fd);
+	ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+	t0 = mono_ns();
+	r = syscall(SYS_delete_module, "rtlat", O_NONBLOCK);
+	e = errno;
+	ms = (mono_ns() - t0) / 1000000;
+	wst = __atomic_load_n(&sp.done, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
+	EXPECT_FALSE(wst) TH_LOG("the hog ended before rmmod returned (%d ms)", ms);
+	EXPECT_EQ(-1, r) TH_LOG("rmmod went ahead while the stop waited (%d ms)", ms);
+	if (r == -1)
+		EXPECT_EQ(EWOULDBLOCK, e) TH_LOG("rmmod: %s", strerror(e));
+	/* Once the thread ran, the session is gone and the module unloads
+	 * (zz_unload_after_close); until then it stays usable. */
+	if (r == 0) {
+		pthread_join(hog, NULL);
+		return;
+	}
+	after_the_hog(_metadata, -1, hog);
+}
+
 /* Last: once every file is closed, the module unloads cleanly. */
 TEST_F(dev, zz_unload_after_close)
 {
