@@ -107,10 +107,12 @@ fi
 # next: none was expected during them, and the next record counts missed
 # periods, as timerlat would skip them uncounted); those that did neither;
 # and the time of the injections within the thread latencies of $4 ns or
-# more, which is what the blame explains.
+# more, which is what the blame explains. $5 "irq-only": the CSV of a
+# session without a thread stage (its records have none, -1); any other
+# record without one is left out.
 judge()
 {
-	awk -F, -v stage="$3" -v min="$4" '
+	awk -F, -v stage="$3" -v min="$4" -v irqonly="${5:-}" '
 		BEGIN { n = 0 }
 		FNR == NR { ws[n] = $1 + 0; we[n] = $2 + 0; n++; next }
 		FNR > 1 {
@@ -120,7 +122,7 @@ judge()
 			if (!recs++ || e < first) first = e
 			if (e > last) last = e
 		}
-		FNR > 1 && ($5 >= 0 || stage == "irq") {
+		FNR > 1 && ($5 >= 0 || irqonly == "irq-only") {
 			irq = $4 + 0
 			thr = $5 + 0
 			if (thr >= min)
@@ -234,7 +236,7 @@ for kind in irqoff hardirq preemptoff fifo softirq; do
 			rtrs_dmesg_since "$mark" |
 				sed -n 's/.*rtrs_noise: injection [0-9]* from \([0-9]*\) to \([0-9]*\)$/\1,\2/p' >"$tmp/irq-only.win"
 			# shellcheck disable=SC2046 # judge prints numbers, a word each
-			[ ! -s "$tmp/irq-only.win" ] || set -- $(judge "$tmp/irq-only.win" "$tmp/irq-only.csv" irq 0)
+			[ ! -s "$tmp/irq-only.win" ] || set -- $(judge "$tmp/irq-only.win" "$tmp/irq-only.csv" irq 0 irq-only)
 		fi
 		within=${1:-0} caught=${2:-0} bound=${3:-0} skipped=${5:-0} unseen=${6:-1}
 		ktap_print_msg "$kind, irq-only run: rtlat exit $rc, $within injections while measured, $caught activations caught by one, $bound after its end; $skipped injections caught none and their periods were missed, $unseen neither"
