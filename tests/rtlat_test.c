@@ -127,6 +127,20 @@ static int write_int(const char *path, int v)
 	return rc ? -1 : 0;
 }
 
+/* The integer in a sysfs or proc file; -1 if it cannot be read. */
+static int read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -2605,15 +2619,7 @@ TEST_F(dev, cpus_past_256)
 /* The global tracing switch, "/sys/kernel/tracing/tracing_on": 0 or 1, -1. */
 static int tracing_on(void)
 {
-	FILE *f = fopen("/sys/kernel/tracing/tracing_on", "r");
-	int on = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &on) != 1)
-		on = -1;
-	fclose(f);
-	return on;
+	return read_int("/sys/kernel/tracing/tracing_on");
 }
 
 static int set_tracing_on(int on)
@@ -2705,7 +2711,7 @@ static int pin_to(int cpu)
  * kernel thread's, the user waiter's woken by the IRQ: its DIRECT records);
  * on a CPU where a task spins all along, none does.
  */
-TEST_F(dev, idle_flag_only_when_the_cpu_was_idle)
+TEST_F_TIMEOUT(dev, idle_flag_only_when_the_cpu_was_idle, 120)
 {
 	static const struct {
 		const char *what;
@@ -2983,6 +2989,35 @@ static void after_the_hog(struct __test_metadata *_metadata, int fd, pthread_t h
 }
 
 /*
+ * Forks a child that holds fd (its copy) until the caller writes to *go,
+ * the write end of a pipe the caller then owns; the child closes fd first
+ * if close_fd, then exits. The child's pid, or -1.
+ */
+static pid_t child_on_go(int fd, int close_fd, int *go)
+{
+	pid_t pid;
+	int p[2];
+	char b;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &b, 1) != 1)
+			_exit(2);
+		if (close_fd)
+			close(fd);
+		_exit(0);
+	}
+	close(p[0]);
+	if (pid < 0)
+		close(p[1]);
+	*go = p[1];
+	return pid;
+}
+
+/*
  * STOP while a CPU of the session is monopolised waits for its kernel
  * thread, but killably: a SIGKILL ends the wait and the task is reaped
  * before the hog ends; the stop completes once the thread runs.
@@ -3024,10 +3059,10 @@ TEST_F_TIMEOUT(dev, close_while_a_cpu_is_monopolised, 60)
 {
 	static const char *const how[] = { "close", "exit" };
 	struct spinner sp;
-	int k, wst, ms, fd, go[2];
+	int k, wst, ms, fd, go;
 	pthread_t hog;
 	pid_t pid;
-	char st, b;
+	char st;
 
 	ASSERT_LE(2, cpus_online());
 	ASSERT_EQ(0, pin_to(0));
@@ -3036,21 +3071,11 @@ TEST_F_TIMEOUT(dev, close_while_a_cpu_is_monopolised, 60)
 		fd = open_dev(0);
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, hog_and_session(fd, &sp, &hog));
-		ASSERT_EQ(0, pipe(go));
-		pid = fork();
+		pid = child_on_go(fd, k == 0, &go);
 		ASSERT_LE(0, pid);
-		if (pid == 0) {
-			close(go[1]);
-			if (read(go[0], &b, 1) != 1)
-				_exit(2);
-			if (k == 0)
-				close(fd);
-			_exit(0);
-		}
-		close(go[0]);
 		close(fd);
-		ASSERT_EQ(1, write(go[1], "x", 1));
-		close(go[1]);
+		ASSERT_EQ(1, write(go, "x", 1));
+		close(go);
 		if (k == 0) {
 			st = blocked_state(pid);
 			EXPECT_EQ('D', st) TH_LOG("close did not wait: state %c", st);
@@ -3075,8 +3100,8 @@ TEST_F_TIMEOUT(dev, close_while_a_cpu_is_monopolised, 60)
  */
 TEST_F_TIMEOUT(dev, rmmod_refused_while_a_stop_waits, 60)
 {
+	int fd, wst, r, e, ms, refs, go;
 	struct spinner sp;
-	int fd, wst, r, e, ms;
 	pthread_t hog;
 	__u64 t0;
 	pid_t pid;
@@ -3088,12 +3113,16 @@ TEST_F_TIMEOUT(dev, rmmod_refused_while_a_stop_waits, 60)
 	fd = open_dev(0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, hog_and_session(fd, &sp, &hog));
-	pid = fork();
+	/* The child's exit is the last close: after the parent's. */
+	pid = child_on_go(fd, 0, &go);
 	ASSERT_LE(0, pid);
-	if (pid == 0)
-		_exit(0);
 	close(fd);
+	ASSERT_EQ(1, write(go, "x", 1));
+	close(go);
 	ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+	/* No file is open: what holds the module is the stop under way. */
+	refs = read_int("/sys/module/rtlat/refcnt");
+	EXPECT_EQ(1, refs) TH_LOG("module references while the stop waits: %d", refs);
 	t0 = mono_ns();
 	r = syscall(SYS_delete_module, "rtlat", O_NONBLOCK);
 	e = errno;
