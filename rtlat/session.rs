@@ -809,10 +809,7 @@ impl Source for Session {
             if self.retiring.xchg(true, Relaxed) {
                 return;
             }
-            // SAFETY: `stop` runs for a system call on a file of the
-            // module's (an ioctl, its release), which holds the module.
-            *self.retire_ref.lock(ctx) = Some(unsafe { ModuleRef::get() });
-            self.queue.enqueue(self.clone())
+            self.queue_finish(ctx)
         };
         if let Err(me) = queued {
             // No queue (only while the module loads or unloads, when no
@@ -820,6 +817,21 @@ impl Source for Session {
             // `finish` takes.
             me.finish(ctx);
             drop(me.retire_ref.lock(ctx).take());
+        }
+    }
+
+    /// Queues `finish` at once, under the device's lock, so that a START
+    /// of the next session (which flushes the queue first) waits for this
+    /// one to end: never two sessions sampling a CPU together. `stop`,
+    /// which halts the sampling first, follows outside the lock.
+    fn retire(self: &Arc<Self>, ctx: &Sleepable) {
+        if self.retiring.xchg(true, Relaxed) {
+            return;
+        }
+        if let Err(me) = self.queue_finish(ctx) {
+            // No queue (not while a file is open): `stop` finishes it.
+            drop(me.retire_ref.lock(ctx).take());
+            me.retiring.store(false, Relaxed);
         }
     }
 
@@ -877,12 +889,23 @@ enum Failed {
 }
 
 impl Session {
+    /// Queues `finish`, holding the module until it has run; the session
+    /// back if there is no queue. Called once (`retiring` set).
+    fn queue_finish(self: &Arc<Self>, ctx: &Sleepable) -> Result<(), Arc<Self>> {
+        // SAFETY: Called for a system call on a file of the module's (an
+        // ioctl, its release), which holds the module.
+        *self.retire_ref.lock(ctx) = Some(unsafe { ModuleRef::get() });
+        self.queue.enqueue(self.clone())
+    }
+
     /// The end of a stop (on the device's queue): joins every thread,
     /// waiting for each to run, lets the user waiters leave, completes what
     /// they left pending and ends the stream; records and statistics stay.
     fn finish(&self, ctx: &Sleepable) {
         // A START under way has started its threads: they are joined too.
         drop(self.stop_lock.lock(ctx));
+        // Queued by `retire`, this may run before `stop` (idempotent).
+        self.halt(ctx, StopReason::User);
         for cpu in self.cpus.iter() {
             cancel_hard_timer(&**cpu);
         }

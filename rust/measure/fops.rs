@@ -94,7 +94,13 @@ fn config<S: Source, L: SessionLock<S>>(
     // takes a while) and outside any atomic context.
     let new = S::configure(ctx, dev, config, &set, readers)?;
     let swapped = lock.with(ctx, |sh| match may(sh) {
-        Ok(()) => Ok(sh.replace(id, new)),
+        Ok(()) => {
+            let (old, kept) = sh.replace(id, new);
+            if let Some(old) = &old {
+                old.retire(ctx);
+            }
+            Ok((old, kept))
+        }
         // Another file configured in the meantime: the new session goes,
         // outside the lock.
         Err(e) => Err((e, new)),
@@ -327,7 +333,11 @@ pub(crate) fn release<S: Source, L: SessionLock<S>>(ctx: &Sleepable, lock: &L, i
         let kept = sh.closed(id);
         if sh.owner == id {
             sh.owner = 0;
-            (sh.session.take(), kept)
+            let s = sh.session.take();
+            if let Some(s) = &s {
+                s.retire(ctx);
+            }
+            (s, kept)
         } else {
             (None, kept)
         }

@@ -54,6 +54,13 @@ pub(crate) trait Source: Send + Sync + Sized + 'static {
     /// producer; idempotent.
     fn stop(self: &Arc<Self>, ctx: &Sleepable, reason: StopReason);
 
+    /// The owner let go of the session, under the device's lock (its file
+    /// closed, or a CONFIG put another in its place): whatever a session
+    /// started after this must find in place, done at once. It takes no
+    /// lock a START holds (that lock is taken under the device's lock
+    /// nowhere else). [`Self::stop`] follows, outside the device's lock.
+    fn retire(self: &Arc<Self>, _ctx: &Sleepable) {}
+
     /// Waits until the stop that [`Self::stop`] began has finished;
     /// `EINTR` if a fatal signal comes first (it finishes anyway, later).
     fn wait_stopped(&self, _ctx: &Sleepable) -> Result {
