@@ -56,32 +56,26 @@
 //! per activation: the measurement costs one timer interrupt per period
 //! and no context switch, for long-running monitoring of interrupt
 //! latency.
+//!
+//! # Files
+//!
+//! - `session.rs`: the session and its life (CONFIG, START, the stop and
+//!   its end on the device's queue);
+//! - `session/cpu.rs`: a CPU's state and its hard-IRQ timer (steps 1, 2);
+//! - `session/worker.rs`: the CPU's kernel thread (step 3);
+//! - `session/user.rs`: the user stage and its records (step 4).
 
 use kernel::{
-    bindings, c_str, impl_has_work, new_condvar, new_work,
+    c_str, impl_has_work, new_work,
     prelude::*,
     sync::{
-        aref::ARef,
         atomic::{
             Acquire,
             Atomic,
             Relaxed,
             Release, //
         },
-        Arc,
-        ArcBorrow,
-        CondVar, //
-    },
-    task::Task,
-    time::{
-        hrtimer::{
-            AbsolutePinnedHardMode,
-            HrTimer,
-            HrTimerCallbackContext,
-            HrTimerRestart, //
-        },
-        Delta,
-        Monotonic, //
+        Arc, //
     },
     workqueue::{
         Work,
@@ -91,35 +85,13 @@ use kernel::{
 
 use crate::blame::Blame;
 use crate::rtrs::{
-    barrier::smp_mb,
-    blame::{
-        Tally,
-        STACK_DEPTH, //
-    },
     context::{
         cancel_hard_timer,
-        start_hard_timer,
-        CpuPinned,
-        HardIrq,
-        HardTimerCallback,
-        IrqsOff,
-        Producer,
         Sleepable, //
     },
-    cpu::{
-        cpu_active,
-        cpu_online, //
-    },
+    cpu::cpu_online,
     cpuhp::HotplugReadGuard,
-    direct_wait::{
-        DirectWait,
-        Waited, //
-    },
-    kthread::{
-        RtThread,
-        RtThreadFn,
-        ThreadContext, //
-    },
+    kthread::RtThread,
     measure::{
         self,
         Channel,
@@ -128,422 +100,31 @@ use crate::rtrs::{
         Source, //
     },
     module::ModuleRef,
-    preempt::MigrateGuard,
     sync::{
         Completion,
         TaskMutex, //
     },
-    task::{
-        current_is_idle,
-        current_pinned_cpu, //
-    },
+    task::current_pinned_cpu,
     time::ktime_ns,
     uapi::{
         self,
         Config,
         Record,
-        Stage,
         State,
         StopReason, //
     },
-    workqueue::ModuleQueue,
+    workqueue::ModuleQueue, //
 };
 
-/// Per-CPU state of a session.
-#[pin_data(PinnedDrop)]
-pub(crate) struct CpuState {
-    #[pin]
-    timer: HrTimer<Self>,
-    pub(crate) cpu: u32,
-    /// Index of this CPU's channel in the session's output.
-    chan: usize,
-    period: i64,
-    user_stage: bool,
-    /// No thread stage: the hard IRQ completes records (see the module doc).
-    irq_only: bool,
-    /// The session's output, for the hard IRQ of an irq-only session.
-    ///
-    /// # Invariants
-    ///
-    /// Null, or the pinned [`Output`] of the session that owns
-    /// this state, set by [`Session::start`] before any timer is armed.
-    /// The session outlives every run of the timer: the timer is armed only
-    /// by its kernel threads, which hold a reference to the session, or
-    /// forwarded by its own callback, and [`Session::stop`] cancels it
-    /// before letting them go.
-    out: Atomic<*const Output>,
-    /// Bumped by the hard IRQ of an irq-only session when the kernel thread
-    /// has something to do (wake the readers, or halt after a trip).
-    kicks: Atomic<u64>,
-    /// Expected expiry of the armed activation (ns).
-    expected: Atomic<i64>,
-    /// Periods skipped when it was armed.
-    pending_missed: Atomic<u32>,
-    /// Sequence number of the armed activation.
-    seq: Atomic<u64>,
-    /// Bumped by the hard IRQ: the activation `irq_seq` fired.
-    irq_seq: Atomic<u64>,
-    irq_lat: Atomic<i64>,
-    irq_idle: Atomic<bool>,
-    /// The kernel thread's task, for the hard IRQ to wake; `task_ref` keeps
-    /// it alive while this state lives.
-    task: Atomic<*mut bindings::task_struct>,
-    #[pin]
-    task_ref: TaskMutex<Option<ARef<Task>>>,
-    /// The user waiter blocked in `USER_WAIT`, claimed by the hard IRQ.
-    waiter: DirectWait,
-    /// Sequence number of the activation the hard IRQ claimed the waiter
-    /// for, until the waiter takes it (or, if it has not run by the next
-    /// activation, the kernel thread); 0: none.
-    direct: Atomic<u64>,
-    /// That activation as its hard IRQ saw it.
-    claimed: Fired,
-    /// The user waiter: one at a time; `finish` waits until it has left.
-    user_busy: Atomic<bool>,
-    #[pin]
-    user_lock: TaskMutex<UserSide>,
-    #[pin]
-    user_cv: CondVar,
-    /// Held by whoever completes a record of this CPU in task context (its
-    /// kernel thread, its user waiter, `finish`): the ring has one producer.
-    #[pin]
-    produce: TaskMutex<()>,
-    /// Stop sampling (set by stop, by a threshold trip, and when the CPU
-    /// goes offline).
-    stopping: Atomic<bool>,
-    /// This CPU's explained activations, in a blame session.
-    #[pin]
-    tally: TaskMutex<Tally>,
-    /// A blame session: the hard IRQ keeps the stack it interrupted.
-    blame: bool,
-    /// That stack, innermost first (`irq_stack_n` entries), of activation
-    /// `irq_stack_seq`: written by the hard IRQ before it hands the
-    /// activation on, read on this CPU with interrupts off by whoever
-    /// explains it (so no interrupt of this CPU writes it meanwhile). A
-    /// later activation's interrupt replaces it: the earlier one is then
-    /// explained without a stack, never with another's.
-    irq_stack: [Atomic<u64>; STACK_DEPTH],
-    irq_stack_n: Atomic<u32>,
-    irq_stack_seq: Atomic<u64>,
-}
+mod cpu;
+mod user;
+mod worker;
 
-/// An activation as its hard IRQ saw it.
-struct Fired {
-    expected: Atomic<i64>,
-    irq_lat: Atomic<i64>,
-    idle: Atomic<bool>,
-    missed: Atomic<u32>,
-}
-
-/// How a user waiter's activation ended, for its response time.
-#[derive(Clone, Copy)]
-enum Response {
-    /// The waiter came back for the next activation this many ns after
-    /// the expected expiry: its response time.
-    Back(i64),
-    /// The waiter was still away this many ns after the expected expiry,
-    /// when the next activation found no waiter or the session stopped:
-    /// the response is later than that.
-    Away(i64),
-}
-
-/// The user waiter's side, shared with the kernel thread under `user_lock`.
-struct UserSide {
-    /// The record returned to the waiter, waiting for its response time.
-    pending: Option<Record>,
-}
-
-#[pinned_drop]
-impl PinnedDrop for CpuState {
-    fn drop(self: Pin<&mut Self>) {
-        // The timer holds no reference: make sure it is not armed before the
-        // memory goes (and before `task_ref` releases the task).
-        cancel_hard_timer(&*self);
-    }
-}
-
-impl HardTimerCallback for CpuState {
-    type Pointer<'a> = Arc<Self>;
-
-    fn run(
-        this: ArcBorrow<'_, Self>,
-        ctx: HrTimerCallbackContext<'_, Self>,
-        irq: &HardIrq,
-    ) -> HrTimerRestart {
-        let now = ktime_ns();
-        if this.irq_only {
-            return this.irq_only_activation(irq, now, ctx);
-        }
-        let expected = this.expected.load(Relaxed);
-        let seq = this.seq.load(Relaxed);
-        if this.blame {
-            this.keep_interrupted_stack(irq, seq);
-        }
-        let idle = current_is_idle();
-        // A waiter is blocked, and the activation it was last claimed for
-        // was taken: this one is the waiter's, and the timer goes on by
-        // itself, so that sampling does not wait for the waiter to run.
-        if this.user_stage && this.direct.load(Relaxed) == 0 && this.waiter.is_waiting() {
-            this.claimed.expected.store(expected, Relaxed);
-            this.claimed.irq_lat.store(now - expected, Relaxed);
-            this.claimed.idle.store(idle, Relaxed);
-            this.claimed
-                .missed
-                .store(this.pending_missed.load(Relaxed), Relaxed);
-            if let Some(claimed) = this.waiter.claim(irq) {
-                // Only this hard IRQ sets `direct`, and only while it is 0;
-                // the release orders the snapshot above for the taker.
-                this.direct.store(seq, Release);
-                claimed.wake();
-                if this.stopping.load(Relaxed) {
-                    return HrTimerRestart::NoRestart;
-                }
-                return this.forward(ctx, expected);
-            }
-        }
-        this.irq_lat.store(now - expected, Relaxed);
-        this.irq_idle.store(idle, Relaxed);
-        this.irq_seq.store(seq, Release);
-        this.wake_thread();
-        HrTimerRestart::NoRestart
-    }
-}
-
-crate::hard_timer! {
-    impl for CpuState { mode: AbsolutePinnedHardMode<Monotonic>, field: self.timer }
-}
-
-impl CpuState {
-    fn new(cpu: u32, chan: usize, config: &Config) -> Result<Arc<Self>> {
-        let s = Arc::pin_init(
-            try_pin_init!(Self {
-                timer <- HrTimer::new(),
-                cpu,
-                chan,
-                period: config.period_ns as i64,
-                user_stage: config.user_stage(),
-                irq_only: !config.thread_stage(),
-                out: Atomic::new(core::ptr::null()),
-                kicks: Atomic::new(0),
-                expected: Atomic::new(0),
-                pending_missed: Atomic::new(0),
-                seq: Atomic::new(0),
-                irq_seq: Atomic::new(0),
-                irq_lat: Atomic::new(0),
-                irq_idle: Atomic::new(false),
-                task: Atomic::new(core::ptr::null_mut()),
-                task_ref <- crate::new_task_mutex!(None),
-                waiter: DirectWait::new(),
-                direct: Atomic::new(0),
-                claimed: Fired {
-                    expected: Atomic::new(0),
-                    irq_lat: Atomic::new(0),
-                    idle: Atomic::new(false),
-                    missed: Atomic::new(0),
-                },
-                user_busy: Atomic::new(false),
-                user_lock <- crate::new_task_mutex!(UserSide { pending: None }),
-                user_cv <- new_condvar!(),
-                produce <- crate::new_task_mutex!(()),
-                stopping: Atomic::new(false),
-                tally <- crate::new_task_mutex!(crate::blame::new_tally()),
-                blame: config.flags & uapi::CFG_BLAME != 0,
-                irq_stack: [const { Atomic::new(0) }; STACK_DEPTH],
-                irq_stack_n: Atomic::new(0),
-                irq_stack_seq: Atomic::new(0),
-            }),
-            GFP_KERNEL,
-        )?;
-        Ok(s)
-    }
-
-    /// Arms the next activation; runs on this CPU (its kernel thread, bound
-    /// there: the timer is pinned), after the kernel thread handled the
-    /// previous one (the hard IRQ forwards the timer itself when it hands
-    /// one to the user waiter).
-    fn arm_next(&self) {
-        let now = ktime_ns();
-        let mut next = self.expected.load(Relaxed);
-        next = if next == 0 {
-            now + self.period
-        } else {
-            next + self.period
-        };
-        let mut missed = 0u32;
-        if next <= now {
-            let k = (now - next) / self.period + 1;
-            next += k * self.period;
-            missed = k as u32;
-        }
-        self.expected.store(next, Relaxed);
-        self.pending_missed.store(missed, Relaxed);
-        self.seq.fetch_add(1, Relaxed);
-        // SAFETY: `self` is alive and pinned; its drop cancels the timer.
-        unsafe { start_hard_timer(self, next) };
-        // `stop` sets `stopping` and then cancels: either it cancels this
-        // timer, or we see the flag here and cancel it ourselves.
-        smp_mb();
-        if self.stopping.load(Relaxed) {
-            cancel_hard_timer(self);
-        }
-    }
-
-    /// One activation of an irq-only session, in the timer's hard IRQ: the
-    /// record is completed here and the timer forwarded to the next period
-    /// (periods already past are skipped and counted, as by `arm_next`).
-    fn irq_only_activation(
-        &self,
-        irq: &HardIrq,
-        now: i64,
-        ctx: HrTimerCallbackContext<'_, Self>,
-    ) -> HrTimerRestart {
-        let expected = self.expected.load(Relaxed);
-        let mut rec = self.record_of(self.seq.load(Relaxed), now - expected, current_is_idle());
-        rec.flags |= uapi::REC_NO_THREAD | uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
-        let out = self.out.load(Acquire);
-        if out.is_null() {
-            return HrTimerRestart::NoRestart;
-        }
-        // SAFETY: By the type invariant of `out`, the session's output
-        // outlives this run of the timer.
-        let out = unsafe { &*out };
-        // SAFETY: In an irq-only session this CPU's records are produced only
-        // here, by one pinned timer, one activation at a time.
-        let r = unsafe { out.record(Producer::HardIrq(irq), &out.chans[self.chan], rec) };
-        if r.wake || r.tripped {
-            self.kicks.fetch_add(1, Release);
-            self.wake_thread();
-        }
-        if r.tripped || self.stopping.load(Relaxed) {
-            return HrTimerRestart::NoRestart;
-        }
-        self.forward(ctx, expected)
-    }
-
-    /// In the hard IRQ of the activation expected at `expected`: arms the
-    /// next one by forwarding the timer by whole periods to the first one
-    /// still ahead (periods already past are skipped and counted, as by
-    /// `arm_next`).
-    fn forward(&self, mut ctx: HrTimerCallbackContext<'_, Self>, expected: i64) -> HrTimerRestart {
-        let n = ctx.forward_now(Delta::from_nanos(self.period)).max(1);
-        self.expected
-            .store(expected + n as i64 * self.period, Relaxed);
-        self.pending_missed.store((n - 1) as u32, Relaxed);
-        self.seq.fetch_add(1, Relaxed);
-        HrTimerRestart::Restart
-    }
-
-    /// Takes the activation the hard IRQ claimed the waiter for, if it is
-    /// still there: its record with the irq stage, `direct` cleared. The
-    /// waiter and the kernel thread race for it; the caller holds
-    /// `user_lock`, so that the winner's pending record is seen by the other.
-    /// `direct` goes from 0 to a sequence number only in the hard IRQ, after
-    /// it wrote the snapshot, and back to 0 only here: a taker that read the
-    /// snapshot under a nonzero `direct` and clears that same value read
-    /// that activation's.
-    fn take_direct(&self) -> Option<Record> {
-        let seq = self.direct.load(Acquire);
-        if seq == 0 {
-            return None;
-        }
-        // Read before the exchange confirms it: the hard IRQ writes these
-        // only while `direct` is 0.
-        let c = &self.claimed;
-        let rec = self.new_record(
-            seq,
-            c.expected.load(Relaxed),
-            c.missed.load(Relaxed),
-            c.irq_lat.load(Relaxed),
-            c.idle.load(Relaxed),
-        );
-        // (Relaxed: every taker that can race the hard IRQ runs on its CPU,
-        // the waiter with migration off and the bound thread; finish() takes
-        // what is left once the timer is cancelled.)
-        self.direct.cmpxchg(seq, 0, Relaxed).ok()?;
-        Some(rec)
-    }
-
-    /// Keeps the stack this hard IRQ of activation `seq` interrupted, for
-    /// the explanation.
-    fn keep_interrupted_stack(&self, irq: &HardIrq, seq: u64) {
-        let mut st = [0u64; STACK_DEPTH];
-        let n = irq.interrupted_stack(&mut st);
-        for (slot, &pc) in self.irq_stack.iter().zip(st[..n].iter()) {
-            slot.store(pc, Relaxed);
-        }
-        self.irq_stack_n.store(n as u32, Relaxed);
-        self.irq_stack_seq.store(seq, Relaxed);
-    }
-
-    /// The stack activation `seq`'s hard IRQ interrupted, if no later one
-    /// replaced it (else none). Interrupts are off on this CPU (`_irqs`,
-    /// the caller's: it runs here), so the stack is one interrupt's whole.
-    fn interrupted_stack(&self, _irqs: &IrqsOff, seq: u64) -> ([u64; STACK_DEPTH], usize) {
-        let mut st = [0u64; STACK_DEPTH];
-        if self.irq_stack_seq.load(Relaxed) != seq {
-            return (st, 0);
-        }
-        let n = (self.irq_stack_n.load(Relaxed) as usize).min(STACK_DEPTH);
-        for (pc, slot) in st[..n].iter_mut().zip(self.irq_stack.iter()) {
-            *pc = slot.load(Relaxed);
-        }
-        (st, n)
-    }
-
-    /// Wakes this CPU's kernel thread, if it has started; any context,
-    /// including the timer's hard IRQ.
-    fn wake_thread(&self) {
-        let task = self.task.load(Acquire);
-        if !task.is_null() {
-            // SAFETY: `task_ref` holds a reference to the task for as long as
-            // `self` lives, and the timer is cancelled before `self` is freed.
-            unsafe { bindings::wake_up_process(task) };
-        }
-    }
-
-    /// Stops sampling on this CPU: no timer is armed again (`arm_next`
-    /// re-checks the flag after a full barrier), and its thread and user
-    /// waiter are woken to see it.
-    fn halt(&self) {
-        self.stopping.store(true, Relaxed);
-        smp_mb();
-        self.wake_thread();
-        self.waiter.kick();
-    }
-
-    /// A record with the irq stage of the activation that just fired.
-    fn fired_record(&self, seq: u64) -> Record {
-        self.record_of(seq, self.irq_lat.load(Relaxed), self.irq_idle.load(Relaxed))
-    }
-
-    /// The record of the armed activation `seq`, with its irq stage.
-    fn record_of(&self, seq: u64, irq_lat: i64, idle: bool) -> Record {
-        self.new_record(
-            seq,
-            self.expected.load(Relaxed),
-            self.pending_missed.load(Relaxed),
-            irq_lat,
-            idle,
-        )
-    }
-
-    /// A record of this CPU with its irq stage.
-    fn new_record(&self, seq: u64, expected: i64, missed: u32, irq_lat: i64, idle: bool) -> Record {
-        let mut rec = Record {
-            cpu: self.cpu,
-            seq,
-            expected_ns: expected as u64,
-            lat_ns: [-1; uapi::NR_STAGES],
-            missed,
-            flags: 0,
-        };
-        rec.lat_ns[Stage::Irq] = irq_lat;
-        if idle {
-            rec.flags |= uapi::REC_IDLE;
-        }
-        rec
-    }
-}
+use cpu::{
+    CpuState,
+    Response, //
+};
+use worker::Worker;
 
 /// A configured session, owned by the file that configured it.
 #[pin_data]
@@ -594,90 +175,6 @@ impl WorkItem for Session {
         // the queue).
         drop(this);
         drop(held);
-    }
-}
-
-/// Data of one CPU's kernel thread.
-pub(crate) struct Worker {
-    session: Arc<Session>,
-    cpu: Arc<CpuState>,
-}
-
-impl RtThreadFn for Worker {
-    fn run(this: &Self, ctx: &ThreadContext<'_>) {
-        let cpu = &this.cpu;
-        // A counted reference, dropped with the CPU state after its timer is
-        // cancelled, so the hard IRQ never wakes a freed task.
-        let task: ARef<Task> = ARef::from(&**kernel::current!());
-        cpu.task.store(Task::current_raw(), Release);
-        let sleepable = ctx.sleepable();
-        *cpu.task_ref.lock(sleepable) = Some(task);
-        if cpu.irq_only {
-            Self::irq_only(this, ctx);
-            return;
-        }
-        cpu.arm_next();
-        let mut handled = 0u64;
-        loop {
-            ctx.wait_until(|| cpu.irq_seq.load(Acquire) != handled || cpu.stopping.load(Relaxed));
-            let seq = cpu.irq_seq.load(Acquire);
-            if seq == handled {
-                // Told to stop, and nothing fired meanwhile. (An activation
-                // that fired is recorded first, whatever stopped the
-                // session: none goes uncounted.)
-                break;
-            }
-            // The time after the activation is seen to have fired: woken to
-            // stop, the thread may run before a late interrupt of the timer
-            // it had armed, and a time read before would put its thread
-            // stage before its irq stage.
-            let now = ktime_ns();
-            handled = seq;
-            let mut rec = cpu.fired_record(handled);
-            rec.lat_ns[Stage::Thread] = now - cpu.expected.load(Relaxed);
-            if let Some(b) = &this.session.blame {
-                b.note(sleepable, &cpu.tally, &rec, |irqs, seq| {
-                    cpu.interrupted_stack(irqs, seq)
-                });
-            }
-            if cpu.user_stage {
-                this.session.thread_done(sleepable, cpu, rec);
-            } else {
-                rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
-                let _p = cpu.produce.lock(sleepable);
-                this.session.complete(sleepable, cpu, rec);
-            }
-            if !cpu.stopping.load(Relaxed) {
-                cpu.arm_next();
-            }
-        }
-    }
-}
-
-impl Worker {
-    /// The kernel thread of an irq-only session: arms the first activation,
-    /// then only wakes the readers when the hard IRQ asks, and halts the
-    /// session after a threshold trip.
-    fn irq_only(this: &Self, ctx: &ThreadContext<'_>) {
-        let cpu = &this.cpu;
-        let out = this.session.output();
-        let sleepable = ctx.sleepable();
-        cpu.arm_next();
-        let mut seen = 0u64;
-        loop {
-            let kicked =
-                ctx.wait_until(|| cpu.kicks.load(Acquire) != seen || cpu.stopping.load(Relaxed));
-            if !kicked || cpu.stopping.load(Relaxed) {
-                break;
-            }
-            seen = cpu.kicks.load(Acquire);
-            if out.state() == State::Stopped {
-                // A threshold tripped in the hard IRQ: stop every CPU.
-                this.session.halt(sleepable, StopReason::Threshold);
-                break;
-            }
-            out.notify_readers(sleepable);
-        }
     }
 }
 
@@ -1017,184 +514,5 @@ impl Session {
 
     fn cpu(&self, cpu: u32) -> Option<&Arc<CpuState>> {
         self.cpus.iter().find(|c| c.cpu == cpu)
-    }
-
-    /// A user-stage activation that found no waiter, completed by the
-    /// kernel thread: `rec` has its irq and thread stages. The waiter's
-    /// previous record, still without its response, goes first.
-    fn thread_done(&self, ctx: &Sleepable, cpu: &CpuState, mut rec: Record) {
-        let chan = &self.out.chans[cpu.chan];
-        chan.unattended.store(true, Relaxed);
-        let _p = cpu.produce.lock(ctx);
-        // The waiter's record still waiting for its response, and the
-        // activation it was claimed for if it has not run since: in order,
-        // before this one.
-        let (pending, stolen) = {
-            let mut g = cpu.user_lock.lock(ctx);
-            (g.pending.take(), cpu.take_direct())
-        };
-        let now = ktime_ns();
-        if let Some(prev) = pending {
-            let away = now - prev.expected_ns as i64;
-            self.complete_pending(ctx, cpu, prev, Response::Away(away));
-        }
-        if let Some(mut m) = stolen {
-            // Handled now, by the kernel thread: its thread stage says how
-            // late (more than a period); the loop missed it.
-            m.lat_ns[Stage::Thread] = now - m.expected_ns as i64;
-            // (The kernel thread, on its CPU.)
-            if let Some(b) = &self.blame {
-                b.note(ctx, &cpu.tally, &m, |irqs, seq| {
-                    cpu.interrupted_stack(irqs, seq)
-                });
-            }
-            m.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
-            self.flag_missed_deadline(&mut m, now);
-            if self
-                .out
-                .check_early(chan, &mut m, &[Stage::Irq, Stage::Thread])
-            {
-                self.halt(ctx, StopReason::Threshold);
-            }
-            self.complete(ctx, cpu, m);
-        }
-        if self
-            .out
-            .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread])
-        {
-            self.halt(ctx, StopReason::Threshold);
-        }
-        rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
-        self.complete(ctx, cpu, rec);
-    }
-
-    /// Flags `rec` `REC_DEADLINE_MISS` if its loop was still away `now`,
-    /// later than the deadline.
-    fn flag_missed_deadline(&self, rec: &mut Record, now: i64) {
-        let deadline = self.out.config.deadline_ns;
-        let away = now - rec.expected_ns as i64;
-        if deadline != 0 && away > 0 && away as u64 > deadline {
-            rec.flags |= uapi::REC_DEADLINE_MISS;
-        }
-    }
-
-    /// Completes a record handed to a waiter, with its response time if the
-    /// waiter came back for the next one (else `REC_NO_RESPONSE`, and
-    /// `REC_NO_USER` if it did not even return to user space with it), and
-    /// `REC_DEADLINE_MISS` if the response is, or is bound to be, later than
-    /// the session's deadline. The caller holds `cpu.produce`.
-    fn complete_pending(&self, ctx: &Sleepable, cpu: &CpuState, mut rec: Record, r: Response) {
-        let deadline = self.out.config.deadline_ns;
-        let late = match r {
-            Response::Back(t) => {
-                rec.lat_ns[Stage::Response] = t;
-                t
-            }
-            Response::Away(t) => {
-                rec.flags |= uapi::REC_NO_RESPONSE;
-                t
-            }
-        };
-        if rec.lat_ns[Stage::User] < 0 {
-            rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE;
-            rec.lat_ns[Stage::Response] = -1;
-        }
-        if deadline != 0 && late > 0 && late as u64 > deadline {
-            rec.flags |= uapi::REC_DEADLINE_MISS;
-        }
-        self.complete(ctx, cpu, rec);
-    }
-
-    fn user_wait_on(&self, ctx: &Sleepable, cpu: &CpuState) -> Result<Record> {
-        // The previous activation's response time: it is back. Completed
-        // outside `user_lock` (`complete` may halt the session), under
-        // `produce`, which orders it before the kernel thread's records.
-        {
-            let _p = cpu.produce.lock(ctx);
-            let prev = cpu.user_lock.lock(ctx).pending.take();
-            if let Some(prev) = prev {
-                let response = ktime_ns() - prev.expected_ns as i64;
-                self.complete_pending(ctx, cpu, prev, Response::Back(response));
-            }
-        }
-        if !self.out.running() || cpu.stopping.load(Relaxed) {
-            return Err(measure::eshutdown());
-        }
-        // Wait until the hard IRQ claims this waiter for an activation. A
-        // waiter that leaves (signal, stop) withdraws first, so the kernel
-        // thread records that activation: none is lost or uncounted.
-        let chan = &self.out.chans[cpu.chan];
-        let (mut rec, tripped) = loop {
-            match cpu.waiter.wait(ctx, || cpu.stopping.load(Relaxed)) {
-                Waited::Claimed => {}
-                Waited::Stopped => return Err(measure::eshutdown()),
-                Waited::Interrupted => return Err(EINTR),
-            }
-            // This task now runs in the kernel for the activation that
-            // fired: the thread stage. It is measured on the CPU it belongs
-            // to (the affinity is checked again with migration off); a
-            // waiter that moved leaves the activation to the kernel thread.
-            let now = ktime_ns();
-            let pin = MigrateGuard::new();
-            if pin.cpu() != cpu.cpu || current_pinned_cpu() != Some(cpu.cpu) {
-                // (Moved off a CPU going offline, whose teardown may not
-                // have reached this session's callback yet: that CPU's
-                // end, as for a waiter still blocked there.)
-                return Err(if cpu.stopping.load(Relaxed) || !cpu_active(cpu.cpu) {
-                    measure::eshutdown()
-                } else {
-                    EINVAL
-                });
-            }
-            let mut g = cpu.user_lock.lock(ctx);
-            // Unless it ran so late that the kernel thread took it: then it
-            // waits for the next.
-            let Some(mut rec) = cpu.take_direct() else {
-                continue;
-            };
-            rec.lat_ns[Stage::Thread] = now - rec.expected_ns as i64;
-            rec.flags |= uapi::REC_DIRECT;
-            let tripped = self
-                .out
-                .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread]);
-            // Pending, waiting for its user stage and response; the kernel
-            // thread completes it if the waiter is not back by the next
-            // activation that finds no waiter.
-            g.pending = Some(rec);
-            drop(g);
-            chan.unattended.store(false, Relaxed);
-            // The user stage: what is left is the return to user space.
-            rec.lat_ns[Stage::User] = ktime_ns() - rec.expected_ns as i64;
-            // (On its CPU still: `pin`.)
-            if let Some(b) = &self.blame {
-                b.note(ctx, &cpu.tally, &rec, |irqs, seq| {
-                    cpu.interrupted_stack(irqs, seq)
-                });
-            }
-            drop(pin);
-            break (rec, tripped);
-        };
-        if tripped {
-            self.halt(ctx, StopReason::Threshold);
-        }
-        // Its threshold now, not when (or if) the waiter comes back: also
-        // when the next activation already completed the record without
-        // this user stage (the waiter was later than a period). The trip
-        // (STATUS: stage, value, seq) is what a threshold is for; the
-        // record returned here carries REC_THRESHOLD.
-        let tripped = self
-            .out
-            .check_early(&self.out.chans[cpu.chan], &mut rec, &[Stage::User]);
-        {
-            let mut g = cpu.user_lock.lock(ctx);
-            // Unless the next activation already completed it without us.
-            if let Some(p) = g.pending.as_mut().filter(|p| p.seq == rec.seq) {
-                *p = rec;
-            }
-        }
-        if tripped {
-            self.halt(ctx, StopReason::Threshold);
-        }
-        Ok(rec)
     }
 }
