@@ -253,8 +253,9 @@ fn ioctl_blame<S: Source>(
         ioc::BLAME_V1 => uapi::BLAME_SIZE_V1,
         _ => uapi::BLAME_SIZE,
     };
-    // (On the heap: the kernel's stack is small.)
-    let mut buf = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+    // On the heap (the kernel's stack is small), 12.5 KiB: from vmalloc
+    // when no physically contiguous 16 KiB is free.
+    let mut buf = KVVec::from_elem(0u8, len, GFP_KERNEL)?;
     let (mut reader, mut writer) = UserSlice::new(UserPtr::from_addr(arg), len).reader_writer();
     reader.read_slice(&mut buf)?;
     let req = uapi::Blame::decode_request(&buf).map_err(uapi_err)?;
