@@ -12,8 +12,8 @@ use rtcore::{
 
 use crate::{
     blame::BlameReport,
-    cli,
     device::{Device, StageStats},
+    exit,
     plan::Plan,
     report::{self, Report},
     session::Ended,
@@ -60,17 +60,17 @@ fn stage_report(x: &StageStats) -> report::StageReport {
 pub fn exit_status(r: &Report) -> u8 {
     if r.raw.as_ref().is_some_and(|raw| raw.error.is_some()) {
         // The records asked for are not all written.
-        cli::EXIT_ERROR
+        exit::ERROR
     } else if r.stop.reason == "error" {
         // Truncated: an unbind, another owner's reconfiguration, or a
         // measuring thread that failed.
-        cli::EXIT_ERROR
+        exit::ERROR
     } else if r.stop.trip.is_some() {
-        cli::EXIT_THRESHOLD
+        exit::THRESHOLD
     } else if r.gates.iter().any(|g| !g.passed) {
-        cli::EXIT_GATE
+        exit::GATE
     } else {
-        cli::EXIT_OK
+        exit::OK
     }
 }
 

@@ -50,7 +50,7 @@ pub fn run(a: &Path, b: &Path, ns: bool) -> ExitCode {
         }
         Err(e) => {
             eprintln!("rtlat: {e}");
-            ExitCode::from(crate::cli::EXIT_ERROR)
+            ExitCode::from(crate::exit::ERROR)
         }
     }
 }

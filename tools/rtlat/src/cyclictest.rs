@@ -26,14 +26,11 @@ use rtcore::uapi::Stage;
 
 use crate::{
     cli::{Cli, Cmd, Common, Threshold},
-    lifecycle,
+    exit, lifecycle,
     mode::{cyclictest::TraceMark, Cyclictest},
     sched, sysinfo,
 };
 use opts::{Env, Parsed, Refused, Settings};
-
-/// Exit status of a refused command line.
-const EXIT_USAGE: u8 = 2;
 
 const USAGE: &str = "\
 rtlat cyclictest: cyclictest's options and output on /dev/rtlat's user stage
@@ -117,7 +114,7 @@ pub fn main(args: &[String]) -> ExitCode {
 
 fn refused(why: &str) -> ExitCode {
     eprintln!("rtlat cyclictest: {why} (rtlat cyclictest --help)");
-    ExitCode::from(EXIT_USAGE)
+    ExitCode::from(exit::USAGE)
 }
 
 /// libnuma's `numa_num_configured_cpus`: the `cpuN` of sysfs.

@@ -10,10 +10,10 @@
 use std::process::ExitCode;
 
 use crate::{
-    cli::{self, Common},
+    cli::Common,
     collect::{self, Outcome},
     device::Device,
-    files, gate,
+    exit, files, gate,
     mode::Mode,
     plan::Plan,
     raw::RawWriter,
@@ -160,7 +160,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     // the timerlat front end, 3 for the native tool).
     let trip = outcome.report.stop.trip.as_ref().map(|t| mode.on_trip(t));
     let code = match (&trip, collect::exit_status(&outcome.report)) {
-        (Some((_, status)), cli::EXIT_THRESHOLD) => *status,
+        (Some((_, status)), exit::THRESHOLD) => *status,
         (_, code) => code,
     };
     // A file that cannot be written at the end loses only itself: the
@@ -172,7 +172,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         if failed.is_empty() {
             code
         } else {
-            code.max(cli::EXIT_ERROR)
+            code.max(exit::ERROR)
         }
     };
     outcome.report.exit_code = Some(worst(code, &failed));

@@ -14,6 +14,7 @@ mod cli;
 mod collect;
 mod compare;
 mod cyclictest;
+mod exit;
 mod files;
 mod gate;
 mod generate;
@@ -48,7 +49,7 @@ fn main() -> ExitCode {
     let lossy: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
     if let Err(e) = cli::refuse_reflexes(&lossy) {
         eprintln!("rtlat: error: {e}");
-        return ExitCode::from(cli::EXIT_USAGE);
+        return ExitCode::from(exit::USAGE);
     }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
@@ -127,7 +128,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("rtlat: error: {e}");
-            ExitCode::from(cli::EXIT_ERROR)
+            ExitCode::from(exit::ERROR)
         }
     }
 }

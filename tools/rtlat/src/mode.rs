@@ -72,7 +72,7 @@ pub trait Mode {
                 "rtlat: threshold exceeded on CPU {} ({} stage): {} ns at activation {}\n",
                 t.cpu, t.stage, t.value_ns, t.seq
             ),
-            crate::cli::EXIT_THRESHOLD,
+            crate::exit::THRESHOLD,
         )
     }
 

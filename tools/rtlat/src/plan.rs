@@ -12,6 +12,7 @@ use rtcore::uapi::{self, Config, Stage};
 
 use crate::{
     cli::{self, Common, Threshold},
+    exit,
     gate::Gates,
     output::Unit,
     raw, report, sysinfo,
@@ -89,8 +90,8 @@ impl Refusal {
     /// The native tool's exit status.
     pub fn exit_status(&self) -> u8 {
         match self {
-            Self::Usage(_) => cli::EXIT_USAGE,
-            Self::Environment(_) => cli::EXIT_ERROR,
+            Self::Usage(_) => exit::USAGE,
+            Self::Environment(_) => exit::ERROR,
         }
     }
 }

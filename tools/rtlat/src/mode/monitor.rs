@@ -46,8 +46,9 @@ use self::{
     state::State,
 };
 use crate::{
-    cli::{self, MonitorArgs},
+    cli::MonitorArgs,
     device::Device,
+    exit,
     output::Unit,
     plan::Plan,
     report::Trip,
@@ -228,9 +229,9 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
             }
         }
         return Ok(ExitCode::from(if end == End::Trip {
-            cli::EXIT_THRESHOLD
+            exit::THRESHOLD
         } else {
-            cli::EXIT_OK
+            exit::OK
         }));
     }
 }

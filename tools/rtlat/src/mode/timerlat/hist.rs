@@ -207,7 +207,7 @@ impl HistView {
 impl Mode for Hist {
     fn refused_exit(&self, _: &crate::plan::Refusal) -> u8 {
         // rtla exits 1 for an option it refuses.
-        crate::cli::EXIT_ERROR
+        crate::exit::ERROR
     }
 
     fn tally(&self) -> Option<Tally> {

@@ -209,7 +209,7 @@ impl TopView {
 impl Mode for Top {
     fn refused_exit(&self, _: &crate::plan::Refusal) -> u8 {
         // rtla exits 1 for an option it refuses.
-        crate::cli::EXIT_ERROR
+        crate::exit::ERROR
     }
 
     fn tally(&self) -> Option<Tally> {
