@@ -61,6 +61,9 @@
 #define MAX_SLOTS	4
 #define NERR		136		/* errno counters; the last one: any larger */
 #define PAGE		4096UL
+/* Each region of a thread's guard area (RW, none, RO, none): room for the
+ * largest argument (struct rtlat_blame, 12.5 KiB). */
+#define GSPAN		(4 * PAGE)
 #define BIG_SIZE	(2UL << 20)	/* per-thread read buffer */
 #define REC		((size_t)sizeof(struct rtlat_record))
 #define NBUSY		(2 * MAX_THREADS + 1)	/* threads, their children, main */
@@ -383,7 +386,7 @@ struct thr {
 	timer_t timer;
 	int have_timer;
 	int epfd;
-	unsigned char *g;	/* 4 pages: RW, none, RO, none */
+	unsigned char *g;	/* 4 regions of GSPAN: RW, none, RO, none */
 	unsigned char *big;	/* BIG_SIZE bytes, RW */
 	__u64 *buckets;	/* RTLAT_HIST_BUCKETS + 64 */
 	struct busy *b;
@@ -703,15 +706,15 @@ static void *bp_ptr(struct thr *t, struct rng *r, int bp, const void *content, s
 	case BP_LOW:
 		return (void *)(uintptr_t)(8 + below(r, 4000));
 	case BP_UNMAPPED:
-		return t->g + PAGE + below(r, PAGE - size);
+		return t->g + GSPAN + below(r, GSPAN - size);
 	case BP_STRADDLE:
 		k = 1 + below(r, size - 1);
-		p = t->g + PAGE - k;
+		p = t->g + GSPAN - k;
 		if (content)
 			memcpy(p, content, k);
 		return p;
 	case BP_RO:
-		return t->g + 2 * PAGE;
+		return t->g + 2 * GSPAN;
 	case BP_KERNEL:
 		return (void *)(uintptr_t)(~0UL - PAGE * (1 + below(r, 1000)));
 	}
@@ -1602,7 +1605,7 @@ static void op_stats(struct thr *t, struct rng *r, struct dev *d)
 			break;
 		case BP_STRADDLE:
 			k = 1 + below(r, 20);
-			in.buckets_ptr = (uintptr_t)(t->g + PAGE - 8 * k);
+			in.buckets_ptr = (uintptr_t)(t->g + GSPAN - 8 * k);
 			bfault = in.nr_buckets > k;
 			with_buckets = 1;
 			break;
@@ -1656,7 +1659,7 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 	if (fd < 0)
 		return;
 	bp = pick_bp(r, 6);
-	if (bp != BP_GOOD || chance(r, 30)) {
+	if (chance(r, 30)) {
 		cmd = RTLAT_IOC_BLAME_V1;
 		size = RTLAT_BLAME_SIZE_V1;
 	}
@@ -1703,7 +1706,20 @@ static void op_blame(struct thr *t, struct rng *r, struct dev *d)
 			    (!in.nr_worst && b.nr_worst))
 				fail(t, C_STATS, "%s: counts out of range", t->what);
 			for (unsigned int k = 0; k < b.nr_culprits && k < RTLAT_BLAME_CULPRITS; k++) {
+				__u64 aux = b.culprits[k].aux;
+
 				sum += b.culprits[k].ns;
+				/* A whole name only in the current layout, for an
+				 * hrtimer, the same cut as the entry's. */
+				if (aux && (cmd == RTLAT_IOC_BLAME_V1 ||
+					    b.culprits[k].kind != RTLAT_BLAME_TIMER ||
+					    aux > b.nr_long_names || aux > RTLAT_BLAME_LONG_NAMES ||
+					    b.long_names[aux - 1][RTLAT_BLAME_LONG_NAME_LEN - 1] ||
+					    strncmp(b.long_names[aux - 1], b.culprits[k].name,
+						    RTLAT_BLAME_NAME_LEN - 1)))
+					fail(t, C_STATS, "%s: source %u's whole name (aux %llu of %u) "
+					     "is not its own", t->what, k, (unsigned long long)aux,
+					     b.nr_long_names);
 				if (b.culprits[k].kind == RTLAT_BLAME_MEASURE &&
 				    !(want & RTLAT_BLAME_WANT_MEASURE))
 					fail(t, C_STATS, "%s: the measurement apart, not asked for",
@@ -1801,7 +1817,7 @@ static void op_bad_ioctl(struct thr *t, struct rng *r, struct dev *d)
 		return;
 	cmd = gen_bad_cmd(r, d, desc, sizeof(desc));
 	for (int k = 0; k < 64; k++)
-		t->g[below(r, PAGE)] = rnd(r);
+		t->g[below(r, GSPAN)] = rnd(r);
 	arg = chance(r, 50) ? (void *)t->g : chance(r, 50) ? NULL : (void *)(uintptr_t)rnd(r);
 	cbegin(t, K_BAD_IOCTL, d, i, HANG_S, 1, "ioctl(%s)", desc);
 	ret = cend(t, ioctl(fd, cmd, arg));
@@ -1983,7 +1999,7 @@ static void pick_rbuf(struct thr *t, struct rng *r, struct rbuf *b)
 		if (b->bp == BP_STRADDLE) {
 			size_t m = 1 + below(r, 300);
 
-			b->p = t->g + PAGE - m;
+			b->p = t->g + GSPAN - m;
 			b->room = m;
 		} else {
 			b->p = bp_ptr(t, r, b->bp, NULL, REC);
@@ -2509,7 +2525,7 @@ static void op_edu_dma(struct thr *t, struct rng *r, struct dev *d)
 	if (chance(r, 12)) {
 		bbp = BP_NULL + below(r, NBP - BP_NULL);
 		if (bbp == BP_STRADDLE)
-			m.buf_ptr = (uintptr_t)(t->g + PAGE - 1 - below(r, 64));
+			m.buf_ptr = (uintptr_t)(t->g + GSPAN - 1 - below(r, 64));
 		else
 			m.buf_ptr = (uintptr_t)bp_ptr(t, r, bbp, buf, 1);
 	}
@@ -3699,17 +3715,17 @@ static void setup_thread_memory(struct thr *t)
 		.stages = IRQ_THREAD, .priority = 95, .ring_records = 64,
 	};
 
-	t->g = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	t->g = mmap(NULL, 4 * GSPAN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	t->big = mmap(NULL, BIG_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	t->buckets = calloc(RTLAT_HIST_BUCKETS + 64, 8);
 	if (t->g == MAP_FAILED || t->big == MAP_FAILED || !t->buckets)
 		ksft_exit_fail_msg("out of memory\n");
-	/* The read-only page holds a valid config. */
-	memcpy(t->g + 2 * PAGE, &c, sizeof(c));
-	mprotect(t->g + PAGE, PAGE, PROT_NONE);
-	mprotect(t->g + 2 * PAGE, PAGE, PROT_READ);
-	mprotect(t->g + 3 * PAGE, PAGE, PROT_NONE);
+	/* The read-only region holds a valid config. */
+	memcpy(t->g + 2 * GSPAN, &c, sizeof(c));
+	mprotect(t->g + GSPAN, GSPAN, PROT_NONE);
+	mprotect(t->g + 2 * GSPAN, GSPAN, PROT_READ);
+	mprotect(t->g + 3 * GSPAN, GSPAN, PROT_NONE);
 }
 
 /* The threads that used the most CPU since the last call (ticks), for the progress lines. */
