@@ -7,6 +7,7 @@
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
+use clap_complete::Shell;
 use rtcore::uapi::{self, Stage};
 
 use crate::exit;
@@ -160,7 +161,22 @@ pub enum Cmd {
     #[command(hide = true)]
     Generate {
         #[command(subcommand)]
-        what: crate::generate::What,
+        what: Generated,
+    },
+}
+
+/// What `rtlat generate` writes.
+#[derive(Subcommand, Clone)]
+pub enum Generated {
+    /// The man pages, rtlat.1 and one per visible subcommand (rtlat-run.1, ...), into DIR.
+    Man {
+        /// The directory to write them to (created if missing).
+        dir: PathBuf,
+    },
+    /// The completion script of SHELL, to standard output.
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: Shell,
     },
 }
 

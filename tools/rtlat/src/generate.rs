@@ -5,36 +5,18 @@
 //! line, so that they cannot drift from it. Packagers call it at build time
 //! (scripts/package); it is hidden from `--help`.
 
-use std::{
-    fs, io,
-    path::{Path, PathBuf},
-};
+use std::{fs, io, path::Path};
 
-use clap::{CommandFactory, Subcommand};
+use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::cli::Cli;
-
-/// What `rtlat generate` writes.
-#[derive(Subcommand, Clone)]
-pub enum What {
-    /// The man pages, rtlat.1 and one per visible subcommand (rtlat-run.1, ...), into DIR.
-    Man {
-        /// The directory to write them to (created if missing).
-        dir: PathBuf,
-    },
-    /// The completion script of SHELL, to standard output.
-    Completions {
-        /// bash, elvish, fish, powershell or zsh.
-        shell: Shell,
-    },
-}
+use crate::cli::{Cli, Generated};
 
 /// Writes what `what` asks for.
-pub fn run(what: &What) -> io::Result<()> {
+pub fn run(what: &Generated) -> io::Result<()> {
     match what {
-        What::Man { dir } => man(dir),
-        What::Completions { shell } => {
+        Generated::Man { dir } => man(dir),
+        Generated::Completions { shell } => {
             completions(*shell, &mut io::stdout().lock());
             Ok(())
         }
