@@ -293,6 +293,17 @@ pub struct CiArgs {
     pub raw_format: crate::raw::Format,
 }
 
+impl CiArgs {
+    /// The run-to-end gates these options ask for.
+    pub fn gates(&self) -> crate::gate::Gates {
+        crate::gate::Gates {
+            fail_if: self.fail_if.clone(),
+            max_missed: self.max_missed,
+            max_dropped: self.max_dropped,
+        }
+    }
+}
+
 /// The options of `rtlat hist`.
 #[derive(Args, Clone)]
 pub struct HistArgs {

@@ -13,7 +13,7 @@ use std::fmt;
 use rtcore::{hist, uapi::Stage};
 use serde::{Deserialize, Serialize};
 
-use crate::{cli, device::StageStats, report::Totals};
+use crate::{device::StageStats, report::Totals};
 
 /// The statistic a gate looks at.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -208,14 +208,6 @@ pub struct Gates {
 }
 
 impl Gates {
-    pub fn from_args(c: &cli::CiArgs) -> Self {
-        Self {
-            fail_if: c.fail_if.clone(),
-            max_missed: c.max_missed,
-            max_dropped: c.max_dropped,
-        }
-    }
-
     /// The first gate whose stage is not measured (`stages`; the response
     /// with `user`).
     pub fn unmeasured(&self, stages: &[Stage], user: bool) -> Option<&Gate> {

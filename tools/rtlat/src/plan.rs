@@ -223,7 +223,7 @@ impl Plan {
             }
             None => None,
         };
-        let gates = Gates::from_args(&c.ci);
+        let gates = c.ci.gates();
         // (An attached run's gates are checked against the session's
         // stages once it is known: Plan::attach_to.)
         if !c.attach {
