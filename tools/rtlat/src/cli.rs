@@ -12,6 +12,8 @@ use rtcore::uapi::{self, Stage};
 
 use crate::exit;
 
+pub mod action;
+
 const LONG_ABOUT: &str = "\
 Measure wake-up latency on PREEMPT_RT with the rtlat kernel module (/dev/rtlat).
 
@@ -356,8 +358,8 @@ pub struct MonitorArgs {
     /// trip, the trace buffer copied to PATH.N, N the trip's number, and tracing restarted),
     /// shell,command=CMD (run by sh -c with RTLAT_TRIP_CPU, _STAGE, _NS, _SEQ, _NUMBER set);
     /// repeatable, in order.
-    #[arg(long = "on-threshold", value_name = "ACTION", value_parser = crate::mode::monitor::action::parse)]
-    pub on_threshold: Vec<crate::mode::monitor::action::Action>,
+    #[arg(long = "on-threshold", value_name = "ACTION", value_parser = action::parse)]
+    pub on_threshold: Vec<action::Action>,
     /// Stop at the first trip (exit 3) instead of going on.
     #[arg(long)]
     pub stop_at_trip: bool,

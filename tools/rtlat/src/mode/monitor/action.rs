@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What a threshold trip does in `rtlat monitor`, as rtla's
-//! `--on-threshold`: keep the trace (the kernel stopped tracing at the
-//! trip; the buffer is copied and tracing restarted) or run a command. The
-//! monitor then goes on measuring.
+//! `--on-threshold` (the actions parsed by [`crate::cli::action`]): keep
+//! the trace (the kernel stopped tracing at the trip; the buffer is copied
+//! and tracing restarted) or run a command. The monitor then goes on
+//! measuring.
 
 use std::{
     fs,
@@ -11,53 +12,11 @@ use std::{
     process::{Child, Command},
 };
 
-use crate::report::Trip;
-
-/// One `--on-threshold` action.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Action {
-    /// Copy the trace buffer to `file.N` (N the trip's number).
-    Trace { file: PathBuf },
-    /// Run `command` with `sh -c`, the trip in its environment.
-    Shell { command: String },
-}
+use crate::{cli::action::Action, report::Trip};
 
 /// Commands of `shell` actions still running at once, at most; a trip
 /// beyond it runs none (and says so) rather than pile them up.
 const MAX_RUNNING: usize = 8;
-
-/// Parses `trace[,file=PATH]` or `shell,command=CMD`.
-pub fn parse(s: &str) -> Result<Action, String> {
-    let (kind, rest) = s.split_once(',').unwrap_or((s, ""));
-    let arg = |key: &str| -> Result<Option<String>, String> {
-        if rest.is_empty() {
-            return Ok(None);
-        }
-        match rest.split_once('=') {
-            Some((k, v)) if k == key && !v.is_empty() => Ok(Some(v.to_string())),
-            _ => Err(format!("--on-threshold '{s}': {kind} takes {key}=VALUE")),
-        }
-    };
-    match kind {
-        "trace" => Ok(Action::Trace {
-            file: arg("file")?.map_or_else(|| "rtlat_trace.txt".into(), PathBuf::from),
-        }),
-        "shell" => match arg("command")? {
-            Some(command) => Ok(Action::Shell { command }),
-            None => Err(format!("--on-threshold '{s}': shell needs command=CMD")),
-        },
-        _ => Err(format!(
-            "--on-threshold '{s}': unknown action '{kind}' (trace[,file=PATH], shell,command=CMD)"
-        )),
-    }
-}
-
-impl Action {
-    /// True if the kernel is to stop tracing at a trip (the trace kept).
-    pub fn stops_tracing(&self) -> bool {
-        matches!(self, Action::Trace { .. })
-    }
-}
 
 /// Runs the actions and reaps the commands they started.
 #[derive(Default)]
@@ -137,35 +96,6 @@ fn keep_trace(file: &Path, n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn actions_parse_as_rtla_writes_them() {
-        assert_eq!(
-            parse("trace"),
-            Ok(Action::Trace {
-                file: "rtlat_trace.txt".into()
-            })
-        );
-        assert_eq!(
-            parse("trace,file=/tmp/t.txt"),
-            Ok(Action::Trace {
-                file: "/tmp/t.txt".into()
-            })
-        );
-        assert_eq!(
-            parse("shell,command=echo a=b"),
-            Ok(Action::Shell {
-                command: "echo a=b".into()
-            })
-        );
-        assert!(parse("shell").unwrap_err().contains("command=CMD"));
-        assert!(parse("trace,files=x").unwrap_err().contains("file=VALUE"));
-        assert!(parse("signal,num=2")
-            .unwrap_err()
-            .contains("unknown action"));
-        assert!(parse("trace").unwrap().stops_tracing());
-        assert!(!parse("shell,command=true").unwrap().stops_tracing());
-    }
 
     #[test]
     fn a_shell_action_sees_the_trip() {
