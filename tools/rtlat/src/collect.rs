@@ -3,7 +3,7 @@
 //! The end of a run: the measured session's final statistics from the
 //! device, per CPU and stage, and the report built from them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rtcore::{
     hist,
@@ -15,8 +15,8 @@ use crate::{
     device::{Device, StageStats},
     exit,
     plan::Plan,
+    raw::RawReport,
     report::{self, Report},
-    session::Ended,
     stream::Stream,
     sysinfo::SysInfo,
 };
@@ -72,6 +72,31 @@ pub fn exit_status(r: &Report) -> u8 {
     } else {
         exit::OK
     }
+}
+
+/// A session that ended (and is stopped).
+pub struct Ended {
+    /// `duration`, `interrupted`, `threshold`, `error`, `count`: every
+    /// user thread of a mode with a [`crate::mode::UserSink`] ended (it
+    /// measured the count its sink asked, or it failed and says why), or
+    /// `ended`: the session the tool attached to was stopped by its owner.
+    pub reason: &'static str,
+    /// Why, for `error`: one line.
+    pub error: Option<String>,
+    pub stream: Stream,
+    /// Wall-clock start and end, seconds since the epoch.
+    pub start_time: f64,
+    pub end_time: f64,
+    /// CLOCK_MONOTONIC at the start, ns.
+    pub start_monotonic_ns: u64,
+    /// The raw file, if one was written.
+    pub raw: Option<RawReport>,
+    /// The CPUs the reader thread and the status loop were seen on.
+    pub reader_ran_on: BTreeSet<u32>,
+    pub status_ran_on: BTreeSet<u32>,
+    /// Attached, the tool left before the session's end (its reader did
+    /// not read to the end of the stream).
+    pub went_on: bool,
 }
 
 /// Reads the final statistics of the `ended` measured session on `dev`,

@@ -18,11 +18,12 @@ use std::{
 use rtcore::uapi::{self, State, StopReason};
 
 use crate::{
+    collect::Ended,
     device::Device,
     live::Interval,
     mode::Mode,
     plan::{Phase, Plan},
-    raw::{RawReport, RawWriter},
+    raw::RawWriter,
     sched, signals,
     stream::Stream,
     sysinfo,
@@ -36,31 +37,6 @@ pub struct Run<'a> {
     pub cpus: &'a [u32],
     pub plan: &'a Plan,
     pub mode: &'a dyn Mode,
-}
-
-/// A session that ended (and is stopped).
-pub struct Ended {
-    /// `duration`, `interrupted`, `threshold`, `error`, `count`: every
-    /// user thread of a mode with a [`crate::mode::UserSink`] ended (it
-    /// measured the count its sink asked, or it failed and says why), or
-    /// `ended`: the session the tool attached to was stopped by its owner.
-    pub reason: &'static str,
-    /// Why, for `error`: one line.
-    pub error: Option<String>,
-    pub stream: Stream,
-    /// Wall-clock start and end, seconds since the epoch.
-    pub start_time: f64,
-    pub end_time: f64,
-    /// CLOCK_MONOTONIC at the start, ns.
-    pub start_monotonic_ns: u64,
-    /// The raw file, if one was written.
-    pub raw: Option<RawReport>,
-    /// The CPUs the reader thread and the status loop were seen on.
-    pub reader_ran_on: BTreeSet<u32>,
-    pub status_ran_on: BTreeSet<u32>,
-    /// Attached, the tool left before the session's end (its reader did
-    /// not read to the end of the stream).
-    pub went_on: bool,
 }
 
 pub fn now_epoch() -> f64 {
