@@ -11,9 +11,11 @@
 use std::fmt;
 
 use rtcore::{hist, uapi::Stage};
-use serde::{Deserialize, Serialize};
 
-use crate::{device::StageStats, report::Totals};
+use crate::{
+    device::StageStats,
+    report::{GateReport, GateValue, Totals},
+};
 
 /// The statistic a gate looks at.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -166,37 +168,6 @@ pub fn parse(expr: &str) -> Result<Gate, String> {
         op,
         limit_ns: ns as u64,
     })
-}
-
-/// One CPU's value of a gate.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct GateValue {
-    pub cpu: u32,
-    /// The statistic (ns), or the count; `null` without samples.
-    pub value: Option<u64>,
-    /// The gate's condition holds here (or there were no samples).
-    pub failed: bool,
-}
-
-/// A gate and its result, as the JSON report records it.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct GateReport {
-    /// The condition that fails the run: the `--fail-if` expression, or
-    /// `missed>N` for `--max-missed N`, `dropped>N` for `--max-dropped N`.
-    pub expr: String,
-    /// `latency` (the limit and values in ns), `missed` or `dropped` (counts).
-    pub kind: String,
-    pub limit: u64,
-    /// The value the verdict rests on: the worst CPU's statistic, or the
-    /// count over all CPUs.
-    pub value: Option<u64>,
-    /// The CPU of `value` (latency gates).
-    pub cpu: Option<u32>,
-    pub passed: bool,
-    /// Per CPU.
-    pub cpus: Vec<GateValue>,
 }
 
 /// The gates of a run.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use rtcore::{hist, uapi::Stage};
 use serde::{Deserialize, Serialize};
 
-use crate::{gate::GateReport, raw::RawReport, sysinfo::SysInfo};
+use crate::{raw::RawReport, sysinfo::SysInfo};
 
 /// Name of the schema.
 pub const SCHEMA: &str = "rtlat-run";
@@ -403,6 +403,37 @@ pub fn sysinfo_json(info: &SysInfo) -> SysInfoJson {
     serde_json::to_value(info).unwrap_or(serde_json::Value::Null)
 }
 
+/// One CPU's value of a gate.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GateValue {
+    pub cpu: u32,
+    /// The statistic (ns), or the count; `null` without samples.
+    pub value: Option<u64>,
+    /// The gate's condition holds here (or there were no samples).
+    pub failed: bool,
+}
+
+/// A gate and its result, as the JSON report records it.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GateReport {
+    /// The condition that fails the run: the `--fail-if` expression, or
+    /// `missed>N` for `--max-missed N`, `dropped>N` for `--max-dropped N`.
+    pub expr: String,
+    /// `latency` (the limit and values in ns), `missed` or `dropped` (counts).
+    pub kind: String,
+    pub limit: u64,
+    /// The value the verdict rests on: the worst CPU's statistic, or the
+    /// count over all CPUs.
+    pub value: Option<u64>,
+    /// The CPU of `value` (latency gates).
+    pub cpu: Option<u32>,
+    pub passed: bool,
+    /// Per CPU.
+    pub cpus: Vec<GateValue>,
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -488,7 +519,7 @@ pub(crate) mod tests {
                 value: Some(31_000),
                 cpu: Some(0),
                 passed: false,
-                cpus: vec![crate::gate::GateValue {
+                cpus: vec![GateValue {
                     cpu: 0,
                     value: Some(31_000),
                     failed: true,
