@@ -17,10 +17,12 @@ mod job;
 mod kv;
 mod log;
 mod markdown;
+mod output;
 mod report;
 mod startstop;
 
 pub use drain::drain;
 pub use job::job;
-pub use report::{report, without_analysis, OVERHEAD_TOOLS};
+pub use output::report;
+pub use report::{without_analysis, OVERHEAD_TOOLS};
 pub use startstop::start_stop;

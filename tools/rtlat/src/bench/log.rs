@@ -7,14 +7,25 @@
 
 use std::collections::BTreeMap;
 
-use crate::{
-    bench::{dist::Dist, report::Streaming},
-    report::Report,
-};
+use serde::Serialize;
+
+use crate::{bench::dist::Dist, report::Report};
 
 /// Before a tool's name in [`Inputs`]' throughput and rates: the overhead
 /// rounds at the rate every tool keeps up (the sustained-… files).
 pub const SUSTAINED: &str = "sustained:";
+
+/// Records delivered by read() at the smallest period on every CPU.
+#[derive(Serialize)]
+pub struct Streaming {
+    pub period_us: f64,
+    pub cpus: usize,
+    pub seconds: f64,
+    pub produced: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub records_per_s: f64,
+}
 
 /// One file section: `RTRS-FILE <name>` ... `RTRS-FILE-END`.
 #[derive(Debug, PartialEq)]

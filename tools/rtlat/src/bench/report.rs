@@ -8,13 +8,9 @@ use std::{collections::BTreeMap, fs, path::Path};
 
 use serde::Serialize;
 
-use crate::{
-    bench::{
-        dist::{Dist, Summary},
-        log::{DistKey, Explained, Inputs, Log, ScaleIn, SUSTAINED},
-        markdown,
-    },
-    plot,
+use crate::bench::{
+    dist::{Dist, Summary},
+    log::{DistKey, Explained, Inputs, Log, ScaleIn, Streaming, SUSTAINED},
 };
 
 /// rtlat against one peer for one stage and load.
@@ -102,18 +98,6 @@ pub fn without_analysis(tool: &str) -> Option<&'static str> {
         "timerlat-aa" => Some("timerlat"),
         _ => None,
     }
-}
-
-/// Records delivered by read() at the smallest period on every CPU.
-#[derive(Serialize)]
-pub struct Streaming {
-    pub period_us: f64,
-    pub cpus: usize,
-    pub seconds: f64,
-    pub produced: u64,
-    pub delivered: u64,
-    pub dropped: u64,
-    pub records_per_s: f64,
 }
 
 /// `read()` draining full rings against `/dev/zero` with the same reads
@@ -369,9 +353,14 @@ fn overhead(
     })
 }
 
-/// Runs the report on a results log; writes bench.md, bench.json, bench.svg
-/// into `out`. Returns the markdown.
-pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<String, String> {
+/// The report of the benchmark output in the results log at `log_path`:
+/// the model, the guest's settings line and the latency distributions
+/// read (for the plot).
+pub(super) fn build(
+    log_path: &Path,
+    kernel: &str,
+    arch: &str,
+) -> Result<(Bench, String, BTreeMap<DistKey, Dist>), String> {
     let log = fs::read_to_string(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let Log { begin, files } = Log::parse(&log);
     if begin.is_empty() {
@@ -425,30 +414,7 @@ pub fn report(log_path: &Path, out: &Path, kernel: &str, arch: &str) -> Result<S
         scale: scale(&inputs.scale, ncpu),
         note: "QEMU TCG guest: the numbers compare tools measured side by side in one boot; they are not absolute RT performance.".into(),
     };
-    let md = markdown::markdown(&bench, &begin);
-    fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    fs::write(out.join("bench.md"), &md).map_err(|e| e.to_string())?;
-    fs::write(
-        out.join("bench.json"),
-        serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())? + "\n",
-    )
-    .map_err(|e| e.to_string())?;
-    let series: Vec<plot::HistSeries> = inputs
-        .dists
-        .iter()
-        .filter(|(k, _)| k.load == "idle")
-        .map(|(k, dist)| {
-            plot::HistSeries::from_buckets(format!("{} ({})", k.tool, k.load), &dist.buckets)
-        })
-        .collect();
-    let svg = out.join("bench.svg");
-    plot::write_svg(
-        &svg.to_string_lossy(),
-        &format!("rtlat and its peers, {kernel} {arch} (TCG)"),
-        &series,
-        &[],
-    )?;
-    Ok(md)
+    Ok((bench, begin, inputs.dists))
 }
 
 #[cfg(test)]
@@ -494,9 +460,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rtlat-bench-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("log"), log).unwrap();
-        report(&dir.join("log"), &dir, "k", "x").unwrap();
-        let b: serde_json::Value =
-            serde_json::from_str(&fs::read_to_string(dir.join("bench.json")).unwrap()).unwrap();
+        let (bench, _, _) = build(&dir.join("log"), "k", "x").unwrap();
+        let b = serde_json::to_value(&bench).unwrap();
         fs::remove_dir_all(&dir).unwrap();
         let tools = b["overhead"]["tools"].as_array().unwrap();
         let get = |t: &str, k: &str| {
@@ -591,7 +556,9 @@ mod tests {
             ));
             fs::create_dir_all(&dir).unwrap();
             fs::write(dir.join("log"), log).unwrap();
-            let err = report(&dir.join("log"), &dir, "k", "x").unwrap_err();
+            let Err(err) = build(&dir.join("log"), "k", "x") else {
+                panic!("{name}: case {i} not refused");
+            };
             fs::remove_dir_all(&dir).unwrap();
             assert!(err.contains(name) && err.contains(why), "{err}");
         }
