@@ -14,6 +14,7 @@ use crate::{
     blame::BlameReport,
     device::{Device, StageStats},
     exit,
+    files::Plotted,
     plan::Plan,
     raw::RawReport,
     report::{self, Report},
@@ -71,6 +72,20 @@ pub fn exit_status(r: &Report) -> u8 {
         exit::GATE
     } else {
         exit::OK
+    }
+}
+
+impl Outcome<'_> {
+    /// What the SVG plot shows of the run.
+    pub fn plotted(&self) -> Plotted<'_> {
+        Plotted {
+            stats: &self.stats,
+            stream: &self.stream,
+            main_stage: self.plan.main_stage,
+            period_us: self.plan.period_us,
+            cpus: &self.report.cpus,
+            blame: self.plan.blame_us.is_some(),
+        }
     }
 }
 

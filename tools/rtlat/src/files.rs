@@ -12,12 +12,14 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use rtcore::uapi::Stage;
+
 use crate::{
     blame::{Part, Worst},
-    collect::Outcome,
+    device::StageStats,
     plot,
-    report::CpuReport,
-    stream::POINT_PPM,
+    report::{CpuReport, Report},
+    stream::{Stream, POINT_PPM},
     sysinfo::SysInfo,
 };
 
@@ -95,10 +97,24 @@ impl Outputs {
     }
 }
 
+/// What the SVG plot shows of a run.
+pub struct Plotted<'a> {
+    /// Per CPU, then per stage reported: the statistics and histogram.
+    pub stats: &'a [StageStats],
+    /// What the reader collected: the timelines of the main stage.
+    pub stream: &'a Stream,
+    /// The stage of the timelines.
+    pub main_stage: Stage,
+    pub period_us: u64,
+    /// The report's CPUs, whose blame is drawn if `blame`.
+    pub cpus: &'a [CpuReport],
+    pub blame: bool,
+}
+
 /// Writes the JSON report to `out`, if asked.
-pub fn write_json(o: &Outcome<'_>, out: Option<Output>) -> Result<(), String> {
+pub fn write_json(report: &Report, out: Option<Output>) -> Result<(), String> {
     if let Some(out) = out {
-        let s = serde_json::to_string_pretty(&o.report).map_err(|e| e.to_string())?;
+        let s = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
         out.write((s + "\n").as_bytes())?;
     }
     Ok(())
@@ -106,7 +122,7 @@ pub fn write_json(o: &Outcome<'_>, out: Option<Output>) -> Result<(), String> {
 
 /// Writes the SVG plot to `out`, if asked; its title names the system of
 /// `info`.
-pub fn write_svg(o: &Outcome<'_>, info: &SysInfo, out: Option<Output>) -> Result<(), String> {
+pub fn write_svg(o: &Plotted<'_>, info: &SysInfo, out: Option<Output>) -> Result<(), String> {
     let Some(out) = out else {
         return Ok(());
     };
@@ -129,20 +145,21 @@ pub fn write_svg(o: &Outcome<'_>, info: &SysInfo, out: Option<Output>) -> Result
                 .map(|p| (p.0 as f64 / 1e9, pick(p) as f64 / 1000.0))
                 .collect(),
         };
-        let stage = o.plan.main_stage.name();
+        let stage = o.main_stage.name();
         times.push(series(format!("cpu{cpu} {stage} max"), |p| p.1));
         times.push(series(
             format!("cpu{cpu} {stage} p{}", f64::from(POINT_PPM) / 1e4),
             |p| p.2,
         ));
     }
-    let blame = match o.plan.blame_us {
-        Some(_) => blame_panels(&o.report.cpus),
-        None => plot::BlamePanels::default(),
+    let blame = if o.blame {
+        blame_panels(o.cpus)
+    } else {
+        plot::BlamePanels::default()
     };
     let title = format!(
         "rtlat on {} ({}), period {} µs",
-        info.release, info.machine, o.plan.period_us
+        info.release, info.machine, o.period_us
     );
     let tmp = out.tmp().to_string_lossy();
     // The error names the file asked for, not the temporary one.
@@ -244,7 +261,7 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("r.svg");
         let out = Output::create(&path).unwrap();
-        write_svg(&o, &crate::sysinfo::collect(), Some(out)).unwrap();
+        write_svg(&o.plotted(), &crate::sysinfo::collect(), Some(out)).unwrap();
         let s = fs::read_to_string(&path).unwrap();
         let _ = fs::remove_dir_all(&dir);
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));

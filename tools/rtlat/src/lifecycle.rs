@@ -166,7 +166,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     // A file that cannot be written at the end loses only itself: the
     // others, the summary and the gates still come, and the run exits with
     // the worse of its status and 1.
-    failed.extend(files::write_svg(&outcome, &info, outputs.svg).err());
+    failed.extend(files::write_svg(&outcome.plotted(), &info, outputs.svg).err());
     failed.extend(mode.write_files(&outcome).err());
     let worst = |code: u8, failed: &[String]| {
         if failed.is_empty() {
@@ -176,7 +176,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         }
     };
     outcome.report.exit_code = Some(worst(code, &failed));
-    failed.extend(files::write_json(&outcome, outputs.json).err());
+    failed.extend(files::write_json(&outcome.report, outputs.json).err());
     let text = mode.on_end(&outcome);
     if let Some(code) = mode.peer_exit(&outcome.report.stop.reason) {
         // The mode reports the run, a trip included, its peer's way.
