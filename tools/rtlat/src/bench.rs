@@ -24,5 +24,4 @@ mod startstop;
 pub use drain::drain;
 pub use job::job;
 pub use output::report;
-pub use report::{without_analysis, OVERHEAD_TOOLS};
 pub use startstop::start_stop;

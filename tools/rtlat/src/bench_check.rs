@@ -20,11 +20,34 @@ use serde_json::Value;
 /// The schema a benchmark report names.
 pub const SCHEMA: &str = "rtlat-bench-3";
 
-/// The loads and stages of the agreement rounds, and the tools of the
-/// overhead rounds, as `bench::report` writes them.
+/// The loads and stages of the agreement rounds, as `bench::report`
+/// writes them.
 const LOADS: [&str; 2] = ["idle", "hackbench"];
 const STAGES: [&str; 3] = ["irq", "thread", "user"];
-const TOOLS: [&str; 9] = crate::bench::OVERHEAD_TOOLS;
+
+/// The overhead rounds' tools, in the order they run (`bench::report`
+/// writes a row of each).
+pub const OVERHEAD_TOOLS: [&str; 9] = [
+    "none",
+    "floor",
+    "rtlat",
+    "rtlat-blame",
+    "rtlat-blame-late",
+    "rtlat-irq",
+    "rtlat-monitor",
+    "timerlat",
+    "timerlat-aa",
+];
+
+/// The tool without its analysis, of a tool that analyses.
+pub fn without_analysis(tool: &str) -> Option<&'static str> {
+    match tool {
+        "rtlat-blame" | "rtlat-blame-late" => Some("rtlat"),
+        "timerlat-aa" => Some("timerlat"),
+        _ => None,
+    }
+}
+
 /// The tools every set has; the rate every tool keeps up also has
 /// [`ANALYSES`]. `rtlat-blame-late` (a full run's) may be in either.
 const BASE: [&str; 6] = [
@@ -114,7 +137,7 @@ pub fn complete(b: &Value) -> Result<String, String> {
             .collect();
         let unknown: Vec<&String> = names
             .iter()
-            .filter(|n| !TOOLS.contains(&n.as_str()))
+            .filter(|n| !OVERHEAD_TOOLS.contains(&n.as_str()))
             .collect();
         if !lacks.is_empty() || !unknown.is_empty() {
             return Err(format!(
@@ -134,7 +157,7 @@ pub fn complete(b: &Value) -> Result<String, String> {
             {
                 return Err(format!("{set} {tool}: no cost relative to timerlat's"));
             }
-            if crate::bench::without_analysis(&tool).is_some()
+            if without_analysis(&tool).is_some()
                 && !c["above_floor_ratio_without_analysis"].is_number()
             {
                 return Err(format!(
@@ -224,7 +247,7 @@ mod tests {
             // The analyses at the sustained rate only, as the guest runs
             // them (the late one as a full run does).
             let tools = if set == "sustained" {
-                &TOOLS[1..]
+                &OVERHEAD_TOOLS[1..]
             } else {
                 &BASE[1..]
             };

@@ -12,6 +12,7 @@ use crate::bench::{
     dist::{Dist, Summary},
     log::{DistKey, Explained, Inputs, Log, ScaleIn, Streaming, SUSTAINED},
 };
+use crate::bench_check::{without_analysis, OVERHEAD_TOOLS};
 
 /// rtlat against one peer for one stage and load.
 #[derive(Serialize)]
@@ -77,28 +78,6 @@ pub struct Overhead {
 
 /// The period of the overhead rounds, µs (10 kHz: more than TCG keeps up).
 const OVERHEAD_PERIOD_US: f64 = 100.0;
-
-/// The overhead rounds' tools, in the order they run.
-pub const OVERHEAD_TOOLS: [&str; 9] = [
-    "none",
-    "floor",
-    "rtlat",
-    "rtlat-blame",
-    "rtlat-blame-late",
-    "rtlat-irq",
-    "rtlat-monitor",
-    "timerlat",
-    "timerlat-aa",
-];
-
-/// The tool without its analysis, of a tool that analyses.
-pub fn without_analysis(tool: &str) -> Option<&'static str> {
-    match tool {
-        "rtlat-blame" | "rtlat-blame-late" => Some("rtlat"),
-        "timerlat-aa" => Some("timerlat"),
-        _ => None,
-    }
-}
 
 /// `read()` draining full rings against `/dev/zero` with the same reads
 /// (`rtlat bench-drain`).
