@@ -26,9 +26,8 @@ use rtcore::uapi::Stage;
 
 use crate::{
     cli::{Cli, Cmd, Common, Threshold},
-    exit, lifecycle,
-    mode::{cyclictest::TraceMark, Cyclictest},
-    sched, sysinfo,
+    cmd::{cyclictest::TraceMark, Cyclictest},
+    exit, lifecycle, sched, sysinfo,
 };
 use opts::{Env, Parsed, Refused, Settings};
 

@@ -11,6 +11,7 @@ mod bench_check;
 mod blame;
 mod check_json;
 mod cli;
+mod cmd;
 mod collect;
 mod compare;
 mod cyclictest;
@@ -41,7 +42,7 @@ use clap::Parser;
 use rtlat_client::device;
 
 use cli::{Cli, Cmd};
-use mode::{Hist, Top};
+use cmd::{Hist, Top};
 
 fn main() -> ExitCode {
     signals::catch_status();
@@ -61,7 +62,7 @@ fn main() -> ExitCode {
     let result = match &cli.cmd {
         Cmd::Run(c) => lifecycle::run(c, &Top),
         Cmd::Hist(h) => lifecycle::run(&h.common, &Hist::new(h)),
-        Cmd::Monitor(m) => mode::monitor::run(m),
+        Cmd::Monitor(m) => cmd::monitor::run(m),
         Cmd::Cyclictest { args } => return cyclictest::main(args),
         Cmd::BenchJob { seconds } => {
             let cpus = sysinfo::online_cpus();
@@ -101,14 +102,14 @@ fn main() -> ExitCode {
             percentiles,
             listen,
         } => {
-            use mode::monitor::example;
+            use cmd::monitor::example;
             let text = match (listen, percentiles) {
                 (Some(addr), _) => example::serve(*addr).map(|()| String::new()),
                 (None, true) => Ok(example::percentiles()),
                 (None, false) => Ok(example::exposition(if *openmetrics {
-                    mode::monitor::Format::OpenMetrics
+                    cmd::monitor::Format::OpenMetrics
                 } else {
-                    mode::monitor::Format::Text
+                    cmd::monitor::Format::Text
                 })),
             };
             text.map(|t| {
@@ -119,7 +120,7 @@ fn main() -> ExitCode {
         }
         Cmd::CheckJson { file } => return check_json::check(file),
         Cmd::Compare { a, b, ns } => return compare::run(a, b, *ns),
-        Cmd::Timerlat { args } => return mode::timerlat::main(args),
+        Cmd::Timerlat { args } => return cmd::timerlat::main(args),
         Cmd::Generate { what } => generate::run(what)
             .map(|()| ExitCode::SUCCESS)
             .map_err(|e| e.to_string()),

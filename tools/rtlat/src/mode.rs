@@ -1,19 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The modes of the measuring commands, in the manner of rtla's `struct
+//! The mode of a measuring command, in the manner of rtla's `struct
 //! tool_ops`: a mode says what a run shows, live and at the end; everything
 //! else, from checking the options to writing the JSON and SVG, is the
-//! lifecycle every mode shares ([`crate::lifecycle`]).
-
-pub mod cyclictest;
-mod hist;
-pub mod monitor;
-pub mod timerlat;
-mod top;
-
-pub use cyclictest::Cyclictest;
-pub use hist::Hist;
-pub use top::Top;
+//! lifecycle every mode shares ([`crate::lifecycle`]). The commands'
+//! modes are in [`crate::cmd`].
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `--on-threshold ACTION` of `rtlat monitor`, as rtla writes it: the
-//! parsed value ([`crate::mode::monitor`] carries it out).
+//! parsed value ([`crate::cmd::monitor`] carries it out).
 
 use std::path::PathBuf;
 

@@ -10,7 +10,7 @@
 use clap::{Args, Parser, Subcommand};
 use rtcore::uapi::Stage;
 
-use super::{hist::HistView, thread_stage, top::TopView};
+use super::{common::thread_stage, hist::HistView, top::TopView};
 use crate::{cli::Threshold, sysinfo};
 
 const AFTER_HELP: &str = "\

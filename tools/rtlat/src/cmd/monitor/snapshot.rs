@@ -214,7 +214,7 @@ mod tests {
     use rtcore::uapi::Stage;
 
     use super::*;
-    use crate::mode::monitor::state::tests::fake;
+    use crate::cmd::monitor::state::tests::fake;
 
     #[test]
     fn a_snapshot_line() {

@@ -4,7 +4,7 @@
 //! `timerlat_hist.c`: `timerlat_hist_header()`, `timerlat_print_stats()`,
 //! `timerlat_print_summary()`, `timerlat_print_stats_all()`), at the end.
 
-use super::{cpu_data, duration, missed_events, run_secs, trip_text, CpuData};
+use super::common::{cpu_data, duration, missed_events, run_secs, trip_text, CpuData};
 use crate::{
     collect::Outcome, live::Interval, mode::Mode, report::Trip, tally::Counts, tally::Tally,
 };

@@ -1,97 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rtlat timerlat [top|hist] [options]`: a drop-in front end for `rtla
-//! timerlat` (Linux 7.3, `tools/tracing/rtla`), measured with /dev/rtlat.
-//!
-//! rtla's options are mapped onto rtlat's own ([`args`]): the result is a
-//! native command line (`rtlat run` options) and the thresholds, so the run
-//! is the shared lifecycle's, with the mode of `top` ([`top`]) or `hist`
-//! ([`hist`]) printing rtla's output, built from rtla's format strings. An
-//! rtla option rtlat cannot honour is refused by name, never ignored.
-//!
-//! rtla's samples have three contexts; each shows one rtlat stage:
-//!
-//! | rtla context          | `-k` (default)   | `-u`                       |
-//! |-----------------------|------------------|----------------------------|
-//! | irq (`IRQ`)           | irq              | irq                        |
-//! | thread (`Thr`)        | thread (kernel)  | user (the user thread)     |
-//! | user return (`Usr`)   | -                | response                   |
-//!
-//! The numbers are rtla's arithmetic on rtlat's records: every latency is
-//! truncated to whole µs (ns with `-n`) first, then counted, summed (the
-//! average is the sum of truncated values over the count) and put in
-//! buckets of `-b` units.
-//!
-//! Exit status as rtla's: 0 done, 1 error (and an option refused), 2 a
-//! threshold stopped the run, 129 a command line rtla's parser refuses
-//! (and `-h`).
+//! What `timerlat top` and `timerlat hist` share: a CPU's numbers in rtla's
+//! three contexts, and rtla's duration, missed-events and stop lines.
 
-mod args;
-mod hist;
-mod top;
-
-use std::{io::IsTerminal, process::ExitCode};
-
-use clap::Parser;
 use rtcore::uapi::Stage;
 
 use crate::{
-    cli::Common,
     collect::Outcome,
-    lifecycle,
     report::Trip,
     tally::{Counts, Tally},
 };
-
-use args::{Parsed, View};
-
-/// The options of `rtlat run` a mapped command line is parsed with.
-#[derive(Parser)]
-#[command(no_binary_name = true)]
-struct Native {
-    #[command(flatten)]
-    common: Common,
-}
-
-/// Runs `rtlat timerlat ARGS` (the arguments after `timerlat`).
-pub fn main(argv: &[String]) -> ExitCode {
-    let parsed = match args::parse(argv) {
-        Ok(p) => p,
-        Err(r) => {
-            match &r {
-                args::Refusal::Usage(e) => {
-                    let _ = e.print();
-                }
-                args::Refusal::Fatal(msg) => eprintln!("{msg}"),
-            }
-            return ExitCode::from(r.status());
-        }
-    };
-    match run(&parsed) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("rtlat: error: {e}");
-            ExitCode::from(1)
-        }
-    }
-}
-
-/// Carries out a parsed command line.
-fn run(p: &Parsed) -> Result<ExitCode, String> {
-    let mut common = Native::try_parse_from(&p.native)
-        .map_err(|e| format!("{}: {e}", p.native.join(" ")))?
-        .common;
-    common.thresholds = p.thresholds.clone();
-    let pretty = std::io::stdout().is_terminal();
-    match &p.view {
-        View::Top(v) => {
-            let mut v = v.clone();
-            v.pretty = pretty && !v.quiet;
-            lifecycle::run(&common, &top::Top(v))
-        }
-        View::Hist(v) => lifecycle::run(&common, &hist::Hist(v.clone())),
-    }
-}
 
 /// The numbers of one CPU in rtla's three contexts, in output units.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -107,13 +25,13 @@ pub struct CpuData {
 impl CpuData {
     /// rtla skips a CPU without irq and thread samples ("is this cpu
     /// offline?").
-    fn has_data(&self) -> bool {
+    pub(super) fn has_data(&self) -> bool {
         self.irq.count != 0 || self.thread.count != 0
     }
 }
 
 /// The rtlat stage rtla's thread context shows.
-fn thread_stage(user: bool) -> Stage {
+pub(super) fn thread_stage(user: bool) -> Stage {
     if user {
         Stage::User
     } else {
@@ -122,7 +40,7 @@ fn thread_stage(user: bool) -> Stage {
 }
 
 /// Every CPU of `tally`, in order, in rtla's contexts (`user`: `-u`).
-fn cpu_data(tally: Option<&Tally>, user: bool) -> Vec<CpuData> {
+pub(super) fn cpu_data(tally: Option<&Tally>, user: bool) -> Vec<CpuData> {
     let Some(t) = tally else {
         return Vec::new();
     };
@@ -143,7 +61,7 @@ fn cpu_data(tally: Option<&Tally>, user: bool) -> Vec<CpuData> {
 
 /// rtla's `get_duration()`: days (the `tm_yday` of the elapsed time),
 /// hours, minutes, seconds.
-fn duration(secs: u64) -> String {
+pub(super) fn duration(secs: u64) -> String {
     format!(
         "{:3} {:02}:{:02}:{:02}",
         secs / 86400,
@@ -155,19 +73,19 @@ fn duration(secs: u64) -> String {
 
 /// The run's duration as rtla computes it: whole seconds of the wall clock
 /// at the end minus whole seconds at the start (`time(NULL)` both times).
-fn run_secs(o: &Outcome<'_>) -> u64 {
+pub(super) fn run_secs(o: &Outcome<'_>) -> u64 {
     let (start, end) = (o.report.start_time.floor(), o.report.end_time.floor());
     (end - start).max(0.0) as u64
 }
 
 /// rtla's `osnoise_report_missed_events()`: records the device dropped
 /// (its ring was full) are samples missing from the numbers.
-fn missed_events(o: &Outcome<'_>) -> String {
+pub(super) fn missed_events(o: &Outcome<'_>) -> String {
     missed_line(o.report.totals.dropped, o.stream.records)
 }
 
 /// rtla's line for `missed` samples lost and `processed` counted.
-fn missed_line(missed: u64, processed: u64) -> String {
+pub(super) fn missed_line(missed: u64, processed: u64) -> String {
     if missed == 0 {
         return String::new();
     }
@@ -182,7 +100,7 @@ fn missed_line(missed: u64, processed: u64) -> String {
 /// line (`"%s hit stop tracing\n"` with the tracer's name) and, unless
 /// `--no-aa`, in place of rtla's auto analysis (which rtlat does not do),
 /// where it stopped; exit status 2.
-fn trip_text(t: &Trip, no_aa: bool) -> (String, u8) {
+pub(super) fn trip_text(t: &Trip, no_aa: bool) -> (String, u8) {
     let mut s = String::from("timerlat hit stop tracing\n");
     if !no_aa {
         let ctx = if t.stage == Stage::Irq.name() {

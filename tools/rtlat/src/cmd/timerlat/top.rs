@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::{cpu_data, duration, missed_events, run_secs, trip_text, CpuData};
+use super::common::{cpu_data, duration, missed_events, run_secs, trip_text, CpuData};
 use crate::{
     collect::Outcome, live::Interval, mode::Mode, report::Trip, tally::Counts, tally::Tally,
 };
