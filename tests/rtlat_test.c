@@ -1821,7 +1821,10 @@ static int start_user_session(int fd, __u64 period, int n, int ncpu, struct wait
  * User-stage sessions go on sampling when the waiters go away: the kernel
  * thread records each activation that found no waiter, and STATUS says so.
  * At the shortest period, where sampling once stopped silently when two
- * waiters returned and exited.
+ * waiters returned and exited. Each waiter returns 5 times: at 50 us the
+ * kernel thread (priority 95) of a slow guest is busy all along, and a
+ * waiter (90) returns only when it sleeps (riscv64 under TCG: 50 waits
+ * took 20 to 67 s, past the test's 30 s).
  */
 TEST_F(dev, user_waiters_gone)
 {
@@ -1832,7 +1835,7 @@ TEST_F(dev, user_waiters_gone)
 	int ncpu = cpus_online() < 2 ? cpus_online() : 2, cpu, i, nowaiter = 0;
 	ssize_t n;
 
-	ASSERT_EQ(0, start_user_session(self->fd, RTLAT_PERIOD_MIN_NS, 50, ncpu, w, t));
+	ASSERT_EQ(0, start_user_session(self->fd, RTLAT_PERIOD_MIN_NS, 5, ncpu, w, t));
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		pthread_join(t[cpu], NULL);
 		EXPECT_EQ(0, w[cpu].errors);
