@@ -13,6 +13,8 @@
 //! cyclictest with `--default-system`, `/dev/cpu_dma_latency` is left alone
 //! unless asked (`--latency`), and a line on standard error says so.
 
+mod cnum;
+mod getopt;
 pub mod opts;
 
 use std::{
@@ -29,7 +31,8 @@ use crate::{
     cmd::{cyclictest::TraceMark, Cyclictest},
     exit, lifecycle, sched, sysinfo,
 };
-use opts::{Env, Parsed, Refused, Settings};
+use getopt::Refused;
+use opts::{Env, Parsed, Settings};
 
 const USAGE: &str = "\
 rtlat cyclictest: cyclictest's options and output on /dev/rtlat's user stage
