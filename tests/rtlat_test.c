@@ -149,8 +149,8 @@ static void sleep_ms(int ms)
 }
 
 /*
- * Waits until the running session of fd has produced n records, or for
- * timeout_ms; the records it has produced. A test that needs activations
+ * Waits until the running session of fd has produced n records, or has
+ * stopped (a threshold), or for timeout_ms; the records it has produced. A test that needs activations
  * waits for them, not for a time: under emulation a vCPU the host does not
  * run lives through guest time without executing (seen: 2 activations of
  * a 1 ms period in 100 ms on a busy CPU, and none in another run).
@@ -163,7 +163,8 @@ static __u64 wait_produced(int fd, __u64 n, int timeout_ms)
 	for (;;) {
 		if (status(fd, &s))
 			return 0;
-		if (s.produced >= n || mono_ns() - t0 >= timeout_ms * 1000000ULL)
+		if (s.produced >= n || s.state != RTLAT_STATE_RUNNING ||
+		    mono_ns() - t0 >= timeout_ms * 1000000ULL)
 			return s.produced;
 		sleep_ms(10);
 	}
@@ -2811,7 +2812,10 @@ TEST_F(dev, threshold_flag_on_the_trip_record_only)
 	c.threshold_ns[RTLAT_STAGE_THREAD] = 50000000;
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
-	sleep_ms(50);
+	/* About 50 activations, not 50 ms: a slow guest may make none in
+	 * 50 ms. (A guest's stall may trip the threshold already: then the
+	 * trip's record is checked all the same.) */
+	wait_produced(self->fd, 50, 10000);
 	ASSERT_EQ(0, start_spinner(&sp, &t));
 	pthread_join(t, NULL);
 	for (i = 0; i < 200; i++) {
