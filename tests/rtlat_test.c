@@ -2329,17 +2329,11 @@ TEST_F(dev, refused_start_keeps_started_ns)
 static int cpu_is_online(int cpu)
 {
 	char path[64];
-	FILE *f;
-	int on = 1;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%d", &on) != 1)
-			on = 0;
-		fclose(f);
-	}
-	return on;
+	if (access(path, F_OK))
+		return 1;
+	return read_int(path) > 0;
 }
 
 /* The online CPUs below 64, as a bitmap. */
