@@ -46,14 +46,12 @@ RTRS_ARCHES=$(awk 'NF { printf "%s%s", s, $1; s = " " }' <<<"$RTRS_ARCH_TABLE")
 # The test matrix unless RTRS_MATRIX says otherwise (scripts/run-tests): a
 # guest of the default tree on every architecture, rtlat's tests in an
 # x86_64 guest of 8 CPUs, and a build check of the older tree on x86_64.
-# (Started in this order, two at a time: x86_64's, with the benchmark smoke
-# run, is the longest; the 8-CPU guest follows arm64's, riscv64's, lighter,
-# x86_64's, then Debian's two installed systems, arm64's (the longer,
-# after x86_64's) and amd64's, as the queues free.)
+# (scripts/run-tests starts the whole-suite cells in this order, then
+# Debian's installed systems, then the cells of chosen programs.)
 # (A machine with CPUs past the UAPI's inline 256, "7.3:arm64:cpus=2/260",
 # takes its debug kernel three minutes more to boot: run by hand.)
 # shellcheck disable=SC2034 # scripts/run-tests's
-RTRS_DEFAULT_MATRIX="${RTRS_TREES%% *}:x86_64 ${RTRS_TREES%% *}:arm64 ${RTRS_TREES%% *}:x86_64:cpus=8:rt_env,rtlat_test ${RTRS_TREES%% *}:riscv64 ${RTRS_TREES##* }:x86_64:build"
+RTRS_DEFAULT_MATRIX="${RTRS_TREES%% *}:x86_64 ${RTRS_TREES%% *}:arm64 ${RTRS_TREES%% *}:riscv64 ${RTRS_TREES%% *}:x86_64:cpus=8:rt_env,rtlat_test ${RTRS_TREES##* }:x86_64:build"
 
 # arch_info NAME FIELD...: the FIELDs (names above) of the architecture NAME
 # (our name, the kernel's or Debian's: riscv64, riscv and riscv64 are one),
