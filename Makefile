@@ -6,6 +6,7 @@
 #   make setup                              install the toolchain and kernel trees
 #   make kernels                            build the cached test kernels
 #   make check                              the whole test suite (see README.md)
+#   make check-long                         what make check leaves out for its budget
 #   make demo                               a first look: a guest measured with rtlat
 #   make bench [ARCH=...]                   rtlat against timerlat and cyclictest
 #   make deb                                the Debian packages (out/deb/)
@@ -66,6 +67,9 @@ kernels:
 check:
 	scripts/run-tests
 
+check-long:
+	RTRS_LONG=1 scripts/run-tests
+
 demo:
 	scripts/demo
 
@@ -87,4 +91,4 @@ fmtcheck:
 clippy: kdir-check
 	$(KMAKE) CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 
-.PHONY: all modules kdir-check rust-analyzer clean setup kernels check demo bench deb fmt fmtcheck clippy
+.PHONY: all modules kdir-check rust-analyzer clean setup kernels check check-long demo bench deb fmt fmtcheck clippy

@@ -52,6 +52,11 @@ RTRS_ARCHES=$(awk 'NF { printf "%s%s", s, $1; s = " " }' <<<"$RTRS_ARCH_TABLE")
 # takes its debug kernel three minutes more to boot: run by hand.)
 # shellcheck disable=SC2034 # scripts/run-tests's
 RTRS_DEFAULT_MATRIX="${RTRS_TREES%% *}:x86_64 ${RTRS_TREES%% *}:arm64 ${RTRS_TREES%% *}:riscv64 ${RTRS_TREES%% *}:x86_64:cpus=8:rt_env,rtlat_test ${RTRS_TREES##* }:x86_64:build"
+# make check-long's cells (scripts/run-tests under RTRS_LONG=1), unless
+# the environment names others: what make check leaves out, riscv64's
+# tool and monitor tests (tests/expected's "long").
+# shellcheck disable=SC2034 # scripts/run-tests's
+RTRS_LONG_MATRIX=${RTRS_LONG_MATRIX:-"${RTRS_TREES%% *}:riscv64:cpus=2:rtlat_tool.sh,rtlat_monitor.sh"}
 
 # arch_info NAME FIELD...: the FIELDs (names above) of the architecture NAME
 # (our name, the kernel's or Debian's: riscv64, riscv and riscv64 are one),
