@@ -15,7 +15,7 @@ use kernel::{
         MiscDeviceOptions,
         MiscDeviceRegistration, //
     },
-    new_condvar, pci,
+    pci,
     prelude::*,
     sync::atomic::{
         Atomic,
@@ -248,7 +248,7 @@ impl pci::Driver for RteduDriver {
                     active <- crate::new_task_mutex!(None),
                     ops <- crate::new_task_mutex!(dma),
                     done <- crate::new_task_mutex!(0),
-                    done_cv <- new_condvar!(),
+                    done_cv <- crate::new_task_condvar!(),
                 }),
                 GFP_KERNEL,
             )?;

@@ -19,7 +19,6 @@ use kernel::{
             Release, //
         },
         Arc,
-        CondVar,
         CondVarTimeoutResult, //
     },
     time::{
@@ -44,7 +43,10 @@ use crate::{
             Sessions,
             Source as _, //
         },
-        sync::TaskMutex,
+        sync::{
+            TaskCondVar,
+            TaskMutex, //
+        },
         time::ktime_ns,
         uapi::StopReason, //
     },
@@ -106,7 +108,7 @@ pub(crate) struct Instance {
     #[pin]
     pub(crate) done: TaskMutex<u32>,
     #[pin]
-    pub(crate) done_cv: CondVar,
+    pub(crate) done_cv: TaskCondVar,
 }
 
 impl Instance {
@@ -175,7 +177,10 @@ impl Instance {
             if self.gone() {
                 return Err(ENODEV);
             }
-            match self.done_cv.wait_interruptible_timeout(&mut done, left) {
+            match self
+                .done_cv
+                .wait_interruptible_timeout(ctx, &mut done, left)
+            {
                 CondVarTimeoutResult::Timeout => {
                     if *done & bit == 0 || self.with_bar(busy)? {
                         return Err(ETIMEDOUT);
@@ -286,7 +291,7 @@ impl Instance {
         }
         {
             let _g = self.done.lock(ctx);
-            self.done_cv.notify_all();
+            self.done_cv.notify_all(ctx);
         }
         // Waits for a running device operation.
         let buf = self.ops.lock(ctx).take();

@@ -84,7 +84,7 @@ impl IrqHandler for EduIrq {
         let completions = bits & (regs::IRQ_FACT | regs::IRQ_DMA);
         if completions != 0 {
             *self.inst.done.lock(ctx) |= completions;
-            self.inst.done_cv.notify_all();
+            self.inst.done_cv.notify_all(ctx);
         }
         if bits != 0 {
             IrqReturn::Handled

@@ -372,7 +372,7 @@ impl Source for Session {
         let _g = cpu.user_lock.lock(ctx);
         cpu.user_busy.store(false, Release);
         // `finish` may be waiting for this waiter to leave.
-        cpu.user_cv.notify_all();
+        cpu.user_cv.notify_all(ctx);
         r
     }
 }
@@ -415,7 +415,7 @@ impl Session {
             // leaves before the stream ends: no record lands after EOF.
             let mut g = cpu.user_lock.lock(ctx);
             while cpu.user_busy.load(Acquire) {
-                cpu.user_cv.wait(&mut g);
+                cpu.user_cv.wait(ctx, &mut g);
             }
             // A user record still waiting for its response time is complete
             // now, and an activation whose claimed waiter never ran with it

@@ -26,8 +26,11 @@ use kernel::{
             Guard,
             Lock, //
         },
+        CondVar,
+        CondVarTimeoutResult,
         LockClassKey, //
     },
+    time::Jiffies,
     types::Opaque,
 };
 
@@ -120,6 +123,71 @@ macro_rules! new_task_spinlock {
     ($inner:expr $(, $name:literal)? $(,)?) => {
         $crate::rtrs::sync::TaskSpinLock::new(
             $inner,
+            ::kernel::optional_name!($($name)?),
+            ::kernel::static_lock_class!(),
+        )
+    };
+}
+
+/// The locks a [`TaskCondVar`] may release while it waits: sleeping ones.
+/// With a raw spinlock held, the wait queue's lock (a sleeping lock on
+/// PREEMPT_RT) would be taken in an atomic section.
+pub(crate) trait SleepingBackend: Backend {}
+
+impl SleepingBackend for MutexBackend {}
+impl SleepingBackend for SpinLockBackend {}
+
+/// A [`kernel::sync::CondVar`] that only sleepable contexts can use: its
+/// waits sleep, and on PREEMPT_RT its wait queue's lock, which a wake-up
+/// takes, sleeps too; it waits with a sleeping lock's guard only
+/// ([`SleepingBackend`]).
+#[pin_data]
+pub(crate) struct TaskCondVar {
+    #[pin]
+    inner: CondVar,
+}
+
+impl TaskCondVar {
+    /// An initialiser; use [`new_task_condvar!`](crate::new_task_condvar).
+    pub(crate) fn new(name: &'static CStr, key: Pin<&'static LockClassKey>) -> impl PinInit<Self> {
+        pin_init!(Self {
+            inner <- CondVar::new(name, key),
+        })
+    }
+
+    /// Releases the lock of `guard`, sleeps until notified, and takes the
+    /// lock again (uninterruptibly; it may wake up spuriously).
+    pub(crate) fn wait<T: ?Sized, B: SleepingBackend>(
+        &self,
+        _ctx: &Sleepable,
+        guard: &mut Guard<'_, T, B>,
+    ) {
+        self.inner.wait(guard);
+    }
+
+    /// As [`Self::wait`], interruptible by a signal and for `jiffies` at
+    /// most.
+    pub(crate) fn wait_interruptible_timeout<T: ?Sized, B: SleepingBackend>(
+        &self,
+        _ctx: &Sleepable,
+        guard: &mut Guard<'_, T, B>,
+        jiffies: Jiffies,
+    ) -> CondVarTimeoutResult {
+        self.inner.wait_interruptible_timeout(guard, jiffies)
+    }
+
+    /// Wakes every waiter.
+    pub(crate) fn notify_all(&self, _ctx: &Sleepable) {
+        self.inner.notify_all();
+    }
+}
+
+/// Creates a [`TaskCondVar`] initialiser with a lockdep class for this call
+/// site.
+#[macro_export]
+macro_rules! new_task_condvar {
+    ($($name:literal)? $(,)?) => {
+        $crate::rtrs::sync::TaskCondVar::new(
             ::kernel::optional_name!($($name)?),
             ::kernel::static_lock_class!(),
         )

@@ -4,7 +4,7 @@
 //! IRQ hands to the kernel thread or to a user waiter.
 
 use kernel::{
-    bindings, new_condvar,
+    bindings,
     prelude::*,
     sync::{
         aref::ARef,
@@ -15,8 +15,7 @@ use kernel::{
             Release, //
         },
         Arc,
-        ArcBorrow,
-        CondVar, //
+        ArcBorrow, //
     },
     task::Task,
     time::{
@@ -47,7 +46,10 @@ use crate::rtrs::{
     },
     direct_wait::DirectWait,
     measure::Output,
-    sync::TaskMutex,
+    sync::{
+        TaskCondVar,
+        TaskMutex, //
+    },
     task::current_is_idle,
     time::ktime_ns,
     uapi::{
@@ -112,7 +114,7 @@ pub(crate) struct CpuState {
     #[pin]
     pub(super) user_lock: TaskMutex<UserSide>,
     #[pin]
-    pub(super) user_cv: CondVar,
+    pub(super) user_cv: TaskCondVar,
     /// Held by whoever completes a record of this CPU in task context (its
     /// kernel thread, its user waiter, `finish`): the ring has one producer.
     #[pin]
@@ -252,7 +254,7 @@ impl CpuState {
                 },
                 user_busy: Atomic::new(false),
                 user_lock <- crate::new_task_mutex!(UserSide { pending: None }),
-                user_cv <- new_condvar!(),
+                user_cv <- crate::new_task_condvar!(),
                 produce <- crate::new_task_mutex!(()),
                 stopping: Atomic::new(false),
                 tally <- crate::new_task_mutex!(crate::blame::new_tally()),
