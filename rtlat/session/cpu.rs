@@ -4,10 +4,8 @@
 //! IRQ hands to the kernel thread or to a user waiter.
 
 use kernel::{
-    bindings,
     prelude::*,
     sync::{
-        aref::ARef,
         atomic::{
             Acquire,
             Atomic,
@@ -17,7 +15,6 @@ use kernel::{
         Arc,
         ArcBorrow, //
     },
-    task::Task,
     time::{
         hrtimer::{
             AbsolutePinnedHardMode,
@@ -50,7 +47,10 @@ use crate::rtrs::{
         TaskCondVar,
         TaskMutex, //
     },
-    task::current_is_idle,
+    task::{
+        current_is_idle,
+        TaskWaker, //
+    },
     time::ktime_ns,
     uapi::{
         self,
@@ -96,11 +96,10 @@ pub(crate) struct CpuState {
     pub(super) irq_seq: Atomic<u64>,
     pub(super) irq_lat: Atomic<i64>,
     pub(super) irq_idle: Atomic<bool>,
-    /// The kernel thread's task, for the hard IRQ to wake; `task_ref` keeps
-    /// it alive while this state lives.
-    pub(super) task: Atomic<*mut bindings::task_struct>,
+    /// The kernel thread, for the hard IRQ to wake; kept alive while this
+    /// state lives.
     #[pin]
-    pub(super) task_ref: TaskMutex<Option<ARef<Task>>>,
+    pub(super) thread: TaskWaker,
     /// The user waiter blocked in `USER_WAIT`, claimed by the hard IRQ.
     pub(super) waiter: DirectWait,
     /// Sequence number of the activation the hard IRQ claimed the waiter
@@ -168,7 +167,7 @@ pub(super) struct UserSide {
 impl PinnedDrop for CpuState {
     fn drop(self: Pin<&mut Self>) {
         // The timer holds no reference: make sure it is not armed before the
-        // memory goes (and before `task_ref` releases the task).
+        // memory goes (and before `thread` releases the task).
         cancel_hard_timer(&*self);
     }
 }
@@ -242,8 +241,7 @@ impl CpuState {
                 irq_seq: Atomic::new(0),
                 irq_lat: Atomic::new(0),
                 irq_idle: Atomic::new(false),
-                task: Atomic::new(core::ptr::null_mut()),
-                task_ref <- crate::new_task_mutex!(None),
+                thread <- TaskWaker::new(),
                 waiter: DirectWait::new(),
                 direct: Atomic::new(0),
                 claimed: Fired {
@@ -412,12 +410,7 @@ impl CpuState {
     /// Wakes this CPU's kernel thread, if it has started; any context,
     /// including the timer's hard IRQ.
     pub(super) fn wake_thread(&self) {
-        let task = self.task.load(Acquire);
-        if !task.is_null() {
-            // SAFETY: `task_ref` holds a reference to the task for as long as
-            // `self` lives, and the timer is cancelled before `self` is freed.
-            unsafe { bindings::wake_up_process(task) };
-        }
+        self.thread.wake();
     }
 
     /// Stops sampling on this CPU: no timer is armed again (`arm_next`

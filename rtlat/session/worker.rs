@@ -3,17 +3,12 @@
 //! The kernel thread of one CPU of a session (step 3 of an activation, and
 //! an irq-only session's reader wake-ups).
 
-use kernel::{
-    sync::{
-        aref::ARef,
-        atomic::{
-            Acquire,
-            Relaxed,
-            Release, //
-        },
-        Arc, //
+use kernel::sync::{
+    atomic::{
+        Acquire,
+        Relaxed, //
     },
-    task::Task, //
+    Arc, //
 };
 
 use crate::rtrs::{
@@ -45,12 +40,10 @@ pub(crate) struct Worker {
 impl RtThreadFn for Worker {
     fn run(this: &Self, ctx: &ThreadContext<'_>) {
         let cpu = &this.cpu;
-        // A counted reference, dropped with the CPU state after its timer is
-        // cancelled, so the hard IRQ never wakes a freed task.
-        let task: ARef<Task> = ARef::from(&**kernel::current!());
-        cpu.task.store(Task::current_raw(), Release);
+        // Its reference is dropped with the CPU state, after its timer is
+        // cancelled: the hard IRQ never wakes a freed task.
         let sleepable = ctx.sleepable();
-        *cpu.task_ref.lock(sleepable) = Some(task);
+        cpu.thread.set_current(sleepable);
         if cpu.irq_only {
             Self::irq_only(this, ctx);
             return;
