@@ -77,10 +77,7 @@ use kernel::{
         },
         Arc, //
     },
-    workqueue::{
-        Work,
-        WorkItem, //
-    },
+    workqueue::Work,
 };
 
 use crate::blame::Blame;
@@ -113,7 +110,10 @@ use crate::rtrs::{
         State,
         StopReason, //
     },
-    workqueue::ModuleQueue, //
+    workqueue::{
+        ModuleQueue,
+        TaskWork, //
+    },
 };
 
 mod cpu;
@@ -161,12 +161,10 @@ impl_has_work! {
     impl HasWork<Self> for Session { self.finish_work }
 }
 
-impl WorkItem for Session {
-    type Pointer = Arc<Session>;
+crate::impl_task_work!(Session);
 
-    fn run(this: Arc<Session>) {
-        // SAFETY: A work item runs in a worker thread: task context.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
+impl TaskWork for Session {
+    fn run(ctx: &Sleepable, this: Arc<Session>) {
         this.finish(ctx);
         let held = this.retire_ref.lock(ctx).take();
         // The session's last reference may be this one: it is freed while

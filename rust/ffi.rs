@@ -47,6 +47,7 @@ extern "C" {
     pub(crate) fn rtrs_migrate_disable();
     pub(crate) fn rtrs_migrate_enable();
     pub(crate) fn rtrs_in_hardirq() -> bool;
+    pub(crate) fn rtrs_in_task() -> bool;
     pub(crate) fn rtrs_preemptible() -> bool;
     pub(crate) fn rtrs_irqs_disabled() -> bool;
     pub(crate) fn rtrs_smp_processor_id() -> c_uint;

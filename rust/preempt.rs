@@ -145,6 +145,14 @@ pub(crate) fn in_hardirq() -> bool {
     unsafe { ffi::rtrs_in_hardirq() }
 }
 
+/// True when called in task context: no hard or soft interrupt, no NMI
+/// (a BH workqueue's items run in softirq, for instance).
+#[inline]
+pub(crate) fn in_task() -> bool {
+    // SAFETY: Reads the preempt count; no precondition.
+    unsafe { ffi::rtrs_in_task() }
+}
+
 /// True when the current context may be preempted.
 #[inline]
 pub(crate) fn preemptible() -> bool {

@@ -109,10 +109,15 @@ void rtrs_migrate_enable(void)
 	migrate_enable();
 }
 
-/* in_hardirq(), preemptible(), irqs_disabled() as booleans. */
+/* in_hardirq(), in_task(), preemptible(), irqs_disabled() as booleans. */
 bool rtrs_in_hardirq(void)
 {
 	return in_hardirq();
+}
+
+bool rtrs_in_task(void)
+{
+	return in_task();
 }
 
 bool rtrs_preemptible(void)

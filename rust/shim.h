@@ -34,6 +34,7 @@ void rtrs_preempt_enable(void);
 void rtrs_migrate_disable(void);
 void rtrs_migrate_enable(void);
 bool rtrs_in_hardirq(void);
+bool rtrs_in_task(void);
 bool rtrs_preemptible(void);
 bool rtrs_irqs_disabled(void);
 unsigned int rtrs_smp_processor_id(void);

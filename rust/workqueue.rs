@@ -13,6 +13,10 @@
 //! The queue is ordered (`alloc_ordered_workqueue`): one item at a time,
 //! in the order queued. [`ModuleQueue::flush_killable`] waits until every
 //! item queued before it has run, and a fatal signal ends that wait.
+//!
+//! A work item runs in a worker thread, task context: a type implements
+//! [`TaskWork`], whose `run` is lent the [`Sleepable`] that proves it, and
+//! [`impl_task_work!`](crate::impl_task_work) makes it the `WorkItem`.
 
 use kernel::{
     bindings, impl_has_work, new_work,
@@ -158,4 +162,38 @@ impl WorkItem for Barrier {
     fn run(this: Arc<Self>) {
         this.done.complete_all();
     }
+}
+
+/// A work item's code, lent the task context of the worker thread that runs
+/// it. [`impl_task_work!`](crate::impl_task_work) makes the type a
+/// `WorkItem` whose pointer is an `Arc`.
+pub(crate) trait TaskWork: Sized {
+    /// Runs the item, in a worker thread.
+    fn run(ctx: &Sleepable, this: Arc<Self>);
+}
+
+/// Implements `WorkItem` (pointer `Arc<T>`) for a type `T` that implements
+/// [`TaskWork`] and `HasWork<T>`. Queue it on a [`ModuleQueue`] (or a
+/// system queue of worker threads): an item that runs in softirq, from a
+/// BH workqueue, is not run but warned about (and leaked), as it would
+/// sleep there.
+#[macro_export]
+macro_rules! impl_task_work {
+    ($t:ty) => {
+        impl ::kernel::workqueue::WorkItem for $t {
+            type Pointer = ::kernel::sync::Arc<$t>;
+
+            fn run(this: ::kernel::sync::Arc<$t>) {
+                if ::kernel::warn_on!(!$crate::rtrs::preempt::in_task()) {
+                    // (Leaked: its drop may sleep, as its code may.)
+                    ::core::mem::forget(this);
+                    return;
+                }
+                // SAFETY: In task context (checked above): a worker thread,
+                // which may sleep.
+                let ctx = unsafe { $crate::rtrs::context::Sleepable::assume_sleepable() };
+                <$t as $crate::rtrs::workqueue::TaskWork>::run(ctx, this)
+            }
+        }
+    };
 }
