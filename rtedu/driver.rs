@@ -35,7 +35,6 @@ use crate::{
     },
     rtrs::{
         self,
-        context::Sleepable,
         irq::{
             self as rt_irq,
             IrqThread,
@@ -78,23 +77,8 @@ impl Drop for Slot {
 
 pub(crate) struct RteduDriver;
 
-// SAFETY: `pci::DeviceId` is a `#[repr(transparent)]` wrapper of
-// `struct pci_device_id` (see its `RawDeviceId` implementation); the kernel
-// has no `Vendor` constant for QEMU's 0x1234.
-const EDU_ID: pci::DeviceId = unsafe {
-    core::mem::transmute::<kernel::bindings::pci_device_id, pci::DeviceId>(
-        kernel::bindings::pci_device_id {
-            vendor: 0x1234,
-            device: 0x11e8,
-            subvendor: !0,
-            subdevice: !0,
-            class: 0,
-            class_mask: 0,
-            driver_data: 0,
-            override_only: 0,
-        },
-    )
-};
+/// QEMU's edu device.
+const EDU_ID: pci::DeviceId = rtrs::pci::device_id(0x1234, 0x11e8);
 
 kernel::pci_device_table!(
     PCI_TABLE,
@@ -164,10 +148,7 @@ impl pci::Driver for RteduDriver {
 
     /// Before the driver data is dropped, with the device still reachable.
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
-        // SAFETY: The driver core calls `unbind` in task context, which may
-        // sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
-        this.inst.detach(ctx, pdev);
+        this.inst.detach(rtrs::pci::sleepable(pdev), pdev);
     }
 
     fn probe<'bound>(

@@ -2,7 +2,8 @@
 
 //! What a PCI driver needs of its device that `kernel::pci::Device` (7.3)
 //! does not offer: turning bus mastering off again, disabling the device
-//! when its binding ends, and the PCI domain.
+//! when its binding ends, the PCI domain, an ID for a vendor the kernel has
+//! no constant for, and the task context of the driver core's callbacks.
 
 use kernel::{
     bindings,
@@ -15,7 +16,45 @@ use kernel::{
     prelude::*, //
 };
 
-use super::ffi;
+use super::{
+    context::Sleepable,
+    ffi, //
+};
+
+/// The ID of a device by vendor and device number, any subsystem: for a
+/// vendor `pci::Vendor` has no constant for (QEMU's 0x1234).
+pub(crate) const fn device_id(vendor: u16, device: u16) -> pci::DeviceId {
+    // SAFETY: `pci::DeviceId` is a `#[repr(transparent)]` wrapper of
+    // `struct pci_device_id` (see its `RawDeviceId` implementation), so
+    // every such struct is one.
+    unsafe {
+        core::mem::transmute::<bindings::pci_device_id, pci::DeviceId>(bindings::pci_device_id {
+            vendor: vendor as u32,
+            device: device as u32,
+            subvendor: !0,
+            subdevice: !0,
+            class: 0,
+            class_mask: 0,
+            driver_data: 0,
+            override_only: 0,
+        })
+    }
+}
+
+/// The task context of a driver core callback (probe, unbind, remove): a
+/// `Core` device is made only there, with the device lock held, and those
+/// callbacks may sleep.
+pub(crate) fn sleepable<'a>(_pdev: &'a pci::Device<Core<'_>>) -> &'a Sleepable {
+    // SAFETY: The kernel crate makes a `pci::Device<Core>` only in the PCI
+    // driver core's probe and remove callbacks, which run in task context
+    // (a kworker or the caller's task; remove also from pciehp's IRQ
+    // thread) and may sleep. The reference cannot leave that context for
+    // another: `pci::Device<Core>` is not `Sync`, so no interrupt handler
+    // or timer callback (which must be) can hold it, and the driver data
+    // (`Send`) cannot hold the token, which is neither. The token lives
+    // no longer than the reference.
+    unsafe { Sleepable::assume_sleepable() }
+}
 
 /// The `struct pci_dev` of `pdev`.
 fn raw<Ctx: DeviceContext>(pdev: &pci::Device<Ctx>) -> *mut bindings::pci_dev {
