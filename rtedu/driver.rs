@@ -35,6 +35,7 @@ use crate::{
     },
     rtrs::{
         self,
+        file::FileOps,
         irq::{
             self as rt_irq,
             IrqThread,
@@ -95,7 +96,7 @@ kernel::pci_device_table!(
 #[pin_data(PinnedDrop)]
 pub(crate) struct RteduData<'bound> {
     #[pin]
-    misc: MiscDeviceRegistration<RteduFile>,
+    misc: MiscDeviceRegistration<FileOps<RteduFile>>,
     #[pin]
     irq: ThreadedIrq<'bound, EduIrq>,
     vectors: pci::IrqVectorRegistration<'bound>,

@@ -5,15 +5,9 @@
 
 use kernel::{
     ffi::c_uint,
-    fs::{
-        File,
-        Kiocb, //
-    },
+    fs::File,
     iov::IovIterDest,
-    miscdevice::{
-        MiscDevice,
-        MiscDeviceRegistration, //
-    },
+    miscdevice::MiscDeviceRegistration,
     prelude::*,
     seq_file::SeqFile,
     sync::{
@@ -33,6 +27,10 @@ use crate::{
     rtrs::{
         self,
         context::Sleepable,
+        file::{
+            FileOps,
+            TaskFile, //
+        },
         measure, //
     },
     uapi::{
@@ -94,11 +92,12 @@ impl RteduFile {
     }
 }
 
-#[vtable]
-impl MiscDevice for RteduFile {
-    type Ptr = KBox<Self>;
-
-    fn open(file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<KBox<Self>> {
+impl TaskFile for RteduFile {
+    fn open(
+        _ctx: &Sleepable,
+        _file: &File,
+        misc: &MiscDeviceRegistration<FileOps<Self>>,
+    ) -> Result<Self> {
         // SAFETY: `misc` is a registered misc device; its name is one of
         // `NAMES`.
         let name = unsafe { (*misc.as_raw()).name };
@@ -113,28 +112,20 @@ impl MiscDevice for RteduFile {
         if inst.gone() {
             return Err(ENODEV);
         }
-        rtrs::file::setup::<RteduFile>(file)?;
-        Ok(KBox::new(
-            RteduFile {
-                id: NEXT_ID.fetch_add(1, Relaxed),
-                inst,
-            },
-            GFP_KERNEL,
-        )?)
+        Ok(RteduFile {
+            id: NEXT_ID.fetch_add(1, Relaxed),
+            inst,
+        })
     }
 
-    fn release(this: KBox<Self>, _file: &File) {
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
+    fn release(ctx: &Sleepable, this: Self) {
         measure::release(ctx, &this.inst.sessions, this.id);
     }
 
-    fn ioctl(this: &Self, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
+    fn ioctl(ctx: &Sleepable, this: &Self, cmd: u32, arg: usize) -> Result<isize> {
         if this.inst.gone() {
             return Err(ENODEV);
         }
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
         match cmd {
             IOC_INFO => write_answer(arg, &this.info()),
             IOC_FACTORIAL => {
@@ -147,42 +138,35 @@ impl MiscDevice for RteduFile {
         }
     }
 
-    fn read_iter(mut kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {
-        let nonblock = rtrs::file::kiocb_nonblock(&mut kiocb);
-        let me = kiocb.file();
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
+    fn read(
+        ctx: &Sleepable,
+        this: &Self,
+        nonblock: bool,
+        iov: &mut IovIterDest<'_>,
+    ) -> Result<usize> {
         // Not refused once the device is gone: the session's queued
         // records are still read, then `ENODEV` (`Source::gone`).
         let room = iov.len() >= rtrs::uapi::RECORD_SIZE;
-        match measure::read(ctx, &me.inst.sessions, me.id, nonblock, iov) {
+        match measure::read(ctx, &this.inst.sessions, this.id, nonblock, iov) {
             // No session to read (`EINVAL` with room for a record), on a
             // device that is gone.
-            Err(e) if e == EINVAL && room && me.inst.gone() => Err(ENODEV),
+            Err(e) if e == EINVAL && room && this.inst.gone() => Err(ENODEV),
             r => r,
         }
     }
 
-    fn show_fdinfo(this: &Self, m: &SeqFile, _file: &File) {
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::fdinfo(ctx, &this.inst.sessions, this.id, m, "rtedu");
-    }
-}
-
-impl rtrs::file::Poll for RteduFile {
-    fn poll(file: &File, table: &PollTable<'_>) -> c_uint {
-        // SAFETY: `poll` is only called on open files of this device.
-        let me = unsafe { rtrs::file::private::<RteduFile>(file) };
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
+    fn poll(ctx: &Sleepable, this: &Self, file: &File, table: &PollTable<'_>) -> c_uint {
         // Readable while the session's queued records last, gone or not.
-        let mask = measure::poll(ctx, &me.inst.sessions, file, me.id, table);
-        if me.inst.gone() {
+        let mask = measure::poll(ctx, &this.inst.sessions, file, this.id, table);
+        if this.inst.gone() {
             // With or without a session to read.
             mask | rtrs::file::POLL_ERR | rtrs::file::POLL_HUP
         } else {
             mask
         }
+    }
+
+    fn fdinfo(ctx: &Sleepable, this: &Self, m: &SeqFile) {
+        measure::fdinfo(ctx, &this.inst.sessions, this.id, m, "rtedu");
     }
 }

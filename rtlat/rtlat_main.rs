@@ -16,13 +16,9 @@
 
 use kernel::{
     ffi::c_uint,
-    fs::{
-        File,
-        Kiocb, //
-    },
+    fs::File,
     iov::IovIterDest,
     miscdevice::{
-        MiscDevice,
         MiscDeviceOptions,
         MiscDeviceRegistration, //
     },
@@ -45,6 +41,10 @@ mod session;
 
 use rtrs::{
     context::Sleepable,
+    file::{
+        FileOps,
+        TaskFile, //
+    },
     measure::{
         self,
         Readers,
@@ -70,7 +70,7 @@ module! {
 #[pin_data]
 struct RtlatModule {
     #[pin]
-    misc: MiscDeviceRegistration<RtlatFile>,
+    misc: MiscDeviceRegistration<FileOps<RtlatFile>>,
     _teardown: rtrs::workqueue::Installed,
     _hotplug: rtrs::cpuhp::Registration<RtlatFile>,
     _readers: InstalledReaders,
@@ -133,42 +133,39 @@ struct RtlatFile {
     id: u64,
 }
 
-#[vtable]
-impl MiscDevice for RtlatFile {
-    type Ptr = KBox<Self>;
-
-    fn open(file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<KBox<Self>> {
-        rtrs::file::setup::<RtlatFile>(file)?;
-        Ok(KBox::new(
-            RtlatFile {
-                id: NEXT_ID.fetch_add(1, Relaxed),
-            },
-            GFP_KERNEL,
-        )?)
+impl TaskFile for RtlatFile {
+    fn open(
+        _ctx: &Sleepable,
+        _file: &File,
+        _misc: &MiscDeviceRegistration<FileOps<Self>>,
+    ) -> Result<Self> {
+        Ok(RtlatFile {
+            id: NEXT_ID.fetch_add(1, Relaxed),
+        })
     }
 
-    fn release(this: KBox<Self>, _file: &File) {
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
+    fn release(ctx: &Sleepable, this: Self) {
         measure::release(ctx, &&SHARED, this.id);
     }
 
-    fn ioctl(this: &Self, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
+    fn ioctl(ctx: &Sleepable, this: &Self, cmd: u32, arg: usize) -> Result<isize> {
         measure::ioctl(ctx, &&SHARED, &&TEARDOWN, this.id, cmd, arg)
     }
 
-    fn read_iter(mut kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {
-        let nonblock = rtrs::file::kiocb_nonblock(&mut kiocb);
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::read(ctx, &&SHARED, kiocb.file().id, nonblock, iov)
+    fn read(
+        ctx: &Sleepable,
+        this: &Self,
+        nonblock: bool,
+        iov: &mut IovIterDest<'_>,
+    ) -> Result<usize> {
+        measure::read(ctx, &&SHARED, this.id, nonblock, iov)
     }
 
-    fn show_fdinfo(this: &Self, m: &SeqFile, _file: &File) {
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
+    fn poll(ctx: &Sleepable, this: &Self, file: &File, table: &PollTable<'_>) -> c_uint {
+        measure::poll(ctx, &&SHARED, file, this.id, table)
+    }
+
+    fn fdinfo(ctx: &Sleepable, this: &Self, m: &SeqFile) {
         measure::fdinfo(ctx, &&SHARED, this.id, m, "rtlat");
     }
 }
@@ -178,15 +175,5 @@ impl rtrs::cpuhp::CpuHotplug for RtlatFile {
         if let Some(s) = measure::session(ctx, &&SHARED) {
             s.cpu_offline(ctx, cpu);
         }
-    }
-}
-
-impl rtrs::file::Poll for RtlatFile {
-    fn poll(file: &File, table: &PollTable<'_>) -> c_uint {
-        // SAFETY: `poll` is only called on open files of this device.
-        let me = unsafe { rtrs::file::private::<RtlatFile>(file) };
-        // SAFETY: File operations run in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
-        measure::poll(ctx, &&SHARED, file, me.id, table)
     }
 }

@@ -119,10 +119,11 @@ impl IrqsOff {
 /// preemptible, interrupts enabled, no raw spinlock held.
 ///
 /// Handed out as `&Sleepable` by the task-context entry points of the layer
-/// (kernel threads, IRQ threads, hotplug callbacks) and minted once by each
-/// module's own entry points (module init and exit, file operations, probe
-/// and unbind) with [`Self::assume_sleepable`]; not `Send`, not kept past
-/// the call.
+/// (kernel threads, IRQ threads, hotplug callbacks, file operations through
+/// `file::FileOps`, work items through `impl_task_work!`, a PCI driver's
+/// callbacks through `pci::sleepable`), each minting it once with
+/// [`Self::assume_sleepable`]; `rtlat` and `rtedu` mint none
+/// (`scripts/style-check` fails on it). Not `Send`, not kept past the call.
 ///
 /// What the type does not cover: code holding the token can still enter an
 /// atomic section (a raw spinlock, a preemption or migration guard) and call
