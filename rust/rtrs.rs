@@ -10,13 +10,15 @@
 //! - [`preempt`]: preemption and migration guards, and what the current
 //!   context is (hard IRQ, preemptible, interrupts off);
 //! - [`cpu`]: online and possible CPUs; [`task`]: the current task's
-//!   idleness, affinity and RT capabilities; [`time`]: CLOCK_MONOTONIC time
+//!   idleness, affinity and RT capabilities, and a task any context may
+//!   wake ([`task::TaskWaker`]); [`time`]: CLOCK_MONOTONIC time
 //!   stamps; [`trace`]: ftrace markers; [`barrier`]: the SMP barrier;
 //! - [`percpu`]: per-CPU storage with access pinned to a CPU, or only from
 //!   its own CPU with interrupts off;
 //! - [`kthread`]: per-CPU kernel threads at a SCHED_FIFO priority;
 //! - [`workqueue`]: a module's own ordered workqueue, drained before it
-//!   unloads, for work that may wait long; [`module`]: a reference to the
+//!   unloads, for work that may wait long, and work items lent their task
+//!   context ([`workqueue::TaskWork`]); [`module`]: a reference to the
 //!   module that such work holds, so that `rmmod` is refused meanwhile;
 //! - [`direct_wait`]: a task blocked until a hard IRQ claims and wakes it
 //!   (one wake-up, no wait queue);
@@ -25,15 +27,18 @@
 //! - [`ring`]: the lock-free record ring for hard-IRQ producers;
 //! - [`tracepoint`]: probes on the scheduler and interrupt tracepoints,
 //!   feeding per-CPU timelines of what ran ([`blame`], `lib/rtcore`);
-//! - [`sync`]: sleeping locks that can only be taken with a
-//!   [`context::Sleepable`] token, and a completion waited for killably;
-//! - [`file`]: `poll()` for misc devices, and keeping the module loaded
-//!   while a device file is open;
+//! - [`sync`]: sleeping locks and a condition variable that can only be
+//!   used with a [`context::Sleepable`] token, and a completion waited for
+//!   killably;
+//! - [`file`]: a misc device's file operations, each lent its task context
+//!   ([`file::TaskFile`], [`file::FileOps`]), with `poll()`, and the module
+//!   kept loaded while a device file is open;
 //! - [`irq`]: interrupt handlers split into a hard-IRQ half (with a
 //!   [`context::HardIrq`] token) and an IRQ thread at a chosen SCHED_FIFO
 //!   priority;
 //! - [`pci`]: what a PCI driver needs of its device beyond `kernel::pci`
-//!   (turning bus mastering off, the PCI domain);
+//!   (turning bus mastering off, the PCI domain, an ID for any vendor, the
+//!   task context of its callbacks);
 //! - [`measure`]: records, statistics, thresholds and the `/dev/rtlat`
 //!   file semantics every measuring device shares, over [`hist`] and
 //!   [`uapi`] (`lib/rtcore`, shared with the tool).
