@@ -3,7 +3,7 @@
  * Tests of /dev/rtlat: every ioctl's success and error paths, read()
  * semantics, the user stage, thresholds, ownership, module refcounting, the
  * UAPI layout, and a regression test for each defect fixed (the fuzzer of
- * the whole UAPI is rtrs_fuzz.c).
+ * the whole UAPI is rtrs_fuzz, tests/fuzz/).
  *
  * Loads the rtlat module if it is not loaded (from $RTRS_MODDIR or
  * /lib/modules/$(uname -r)/extra) and unloads it at the end.
