@@ -19,7 +19,8 @@
  * uninterruptibly or ignores a signal. Kernel splats are the runner's job
  * (dmesg). Each thread's sequence of operations follows from the seed
  * (printed; RTRS_FUZZ_SEED or -s replays it); the interleaving of the
- * threads does not. Ends with targeted checks of races the fuzzing found.
+ * threads does not. (The deterministic checks of races it once found are
+ * rtlat_test's.)
  *
  * Global state it changes (Documentation/testing.rst, "In a test farm"):
  * loads rtlat.ko and rtedu.ko if not loaded, and unloads what it loaded;
@@ -113,7 +114,7 @@ enum check {
 	C_STATS,	/* RTLAT_IOC_STATS fields */
 	C_POLL,		/* poll/select/epoll masks */
 	C_EDU,		/* rtedu results: INFO, factorial, DMA data */
-	C_TARGETED,	/* the targeted checks after the fuzzing */
+	C_CLEANUP,	/* the clean state after the fuzzing: CPU 1 back online */
 	C_SIGNAL,	/* a blocking call did not return after its signal */
 	C_DSTATE,	/* uninterruptible sleep in a call that must not */
 	C_HANG,		/* a call blocked longer than the watchdog allows */
@@ -293,27 +294,12 @@ enum op {
 };
 
 #define IRQ_THREAD (1 << RTLAT_STAGE_IRQ | 1 << RTLAT_STAGE_THREAD)
-#define IRQ_THREAD_USER (IRQ_THREAD | 1 << RTLAT_STAGE_USER)
-
-struct blocker {
-	int fd, mode;		/* 0: read, 1: poll */
-	unsigned int ms;
-	long ret;
-	int err;
-	short revents;
-	__u64 dur;
-};
-
-struct uwaiter {
-	int fd, n, done;
-};
 
 /* ------------------------------------------------------------------ */
 /* Setup, report, main                                                 */
 
 enum {
-	T_FUZZ_RTLAT, T_FUZZ_RTEDU, T_INVARIANTS, T_NO_HANG, T_CALLS, T_DRAINED, T_STARTED,
-	T_SECOND_READER, T_POLL_CLOSE, T_USER_LEFT, T_RING_MAX, NTEST
+	T_FUZZ_RTLAT, T_FUZZ_RTEDU, T_INVARIANTS, T_NO_HANG, T_CALLS, NTEST
 };
 
 #define NROLE_OF 8
@@ -346,8 +332,6 @@ extern const int role_of[NROLE_OF];
 extern struct thr thr[MAX_THREADS + 1];
 extern const char *const bp_name[NBP];
 extern int wd_stop;
-extern struct thr *M;
-extern int targeted[NTEST];
 
 /* Its functions. */
 int inject(int check);
@@ -409,12 +393,6 @@ void status_request(struct rtlat_status *s);
 int pin_to(int cpu);
 void *worker(void *arg);
 void *watchdog(void *arg);
-int t_drained(void);
-int t_started_ns(void);
-int t_second_reader(struct dev *d);
-int t_poll_owner_close(struct dev *d);
-int t_user_left(void);
-int t_ring_max(void);
 void final_report(int hang);
 int main(int argc, char **argv);
 

@@ -20,7 +20,7 @@ const char *const devc_name[NDEVC] = { "rtlat", "rtedu", "-" };
 const char *const check_name[NCHECK] = {
 	"errno", "expected result", "record", "seq order", "record cpu",
 	"read length", "status", "stats", "poll mask", "rtedu result",
-	"targeted", "signal", "D state", "hang",
+	"cleanup", "signal", "D state", "hang",
 };
 
 struct shared *S;
