@@ -240,6 +240,29 @@ static struct rtlat_config config_default(void)
 	return c;
 }
 
+/*
+ * Waits until the running session of fd has produced n records, or has
+ * stopped, or for timeout_ms; the records it has produced. A test that
+ * needs records waits for them, not for a time: under emulation a vCPU the
+ * host does not run lives through guest time without executing (seen: no
+ * record in 300 ms in Debian's arm64 system beside another guest).
+ */
+static uint64_t wait_produced(int fd, uint64_t n, int timeout_ms)
+{
+	struct rtlat_status s;
+
+	for (int waited = 0;; waited += 10) {
+		memset(&s, 0, sizeof(s));
+		s.size = sizeof(s);
+		s.version = RTLAT_VERSION;
+		if (ioctl(fd, RTLAT_IOC_STATUS, &s))
+			return 0;
+		if (s.produced >= n || s.state != RTLAT_STATE_RUNNING || waited >= timeout_ms)
+			return s.produced;
+		usleep(10000);
+	}
+}
+
 static uint32_t factorial32(uint32_t n)
 {
 	uint32_t r = 1;
@@ -818,7 +841,7 @@ TEST(unbind_bind_during_measurement)
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
 	r.fd = fd;
 	ASSERT_EQ(0, pthread_create(&t, NULL, reader_fn, &r));
-	usleep(300000);
+	ASSERT_LE(20, wait_produced(fd, 20, 10000));
 	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
 	pthread_join(t, NULL);
 	EXPECT_LT(0, r.records);
@@ -939,7 +962,7 @@ TEST(unbind_keeps_queued_records)
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
 	/* Records queue up: no one reads them yet. */
-	usleep(300000);
+	ASSERT_LE(20, wait_produced(fd, 20, 10000));
 	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
 	/* Never blocks once the stream ended; a hang would not tell why. */
 	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
