@@ -72,8 +72,7 @@
 #define GSPAN		(4 * PAGE)
 #define BIG_SIZE	(2UL << 20)	/* per-thread read buffer */
 #define REC		((size_t)sizeof(struct rtlat_record))
-#define NBUSY		(2 * MAX_THREADS + 1)	/* threads, their children, main */
-#define MAIN_BUSY	(2 * MAX_THREADS)
+#define NBUSY		(2 * MAX_THREADS)	/* threads, their children */
 
 /* How long a call may take before the watchdog calls it a hang (times SLOW, below). */
 #define HANG_S		20
@@ -329,7 +328,7 @@ extern int loaded_rtlat, loaded_rtedu;
 extern struct dev devs[MAX_DEVS];
 extern int ndev, nedu;
 extern const int role_of[NROLE_OF];
-extern struct thr thr[MAX_THREADS + 1];
+extern struct thr thr[MAX_THREADS];
 extern const char *const bp_name[NBP];
 extern int wd_stop;
 

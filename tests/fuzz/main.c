@@ -12,7 +12,6 @@ static const char *const test_name[NTEST] = {
 	"call target reached",
 };
 
-static struct thr *M;	/* the main thread's */
 static __u64 t_elapsed_ns;
 static int stopped_on_cap;
 
@@ -586,13 +585,6 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	S->start_ns = now_ns();
-	M = &thr[MAX_THREADS];
-	M->id = MAX_THREADS;
-	M->b = &S->busy[MAIN_BUSY];
-	M->b->pid = getpid();
-	M->b->tid = syscall(SYS_gettid);
-	M->priv = privileged;
-	M->seed = opt.seed;
 	pthread_create(&wd, NULL, watchdog, NULL);
 
 	for (unsigned int i = 0; i < opt.threads; i++) {

@@ -172,7 +172,7 @@ int ndev, nedu;
 static const char *const role_name[NROLE] = { "control", "cheap", "reader", "user", "chaos" };
 const int role_of[NROLE_OF] = { R_CTL, R_CHEAP, R_READER, R_USER, R_CTL, R_CHEAP, R_USER, R_CHAOS };
 
-struct thr thr[MAX_THREADS + 1];
+struct thr thr[MAX_THREADS];
 
 void on_signal(int sig)
 {
