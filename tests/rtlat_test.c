@@ -617,6 +617,18 @@ static int drain(struct __test_metadata *_metadata, int fd, __u64 *per_cpu, int 
 	return drain_spans(_metadata, fd, per_cpu, ncpu, NULL, 0);
 }
 
+/* Samples CPUs 0-63 of a machine with more (c's set, its first word), as
+ * a test whose records are indexed by CPU does; the CPUs sampled. */
+static int first_64_cpus(struct rtlat_config *c)
+{
+	int ncpu = cpus_online();
+
+	if (ncpu <= 64)
+		return ncpu;
+	c->cpus[0] = ~0ULL;
+	return 64;
+}
+
 /* True when each of the first `ncpu` CPUs accounts for `periods` periods
  * (measured or missed) or more. */
 static int periods_accounted(int fd, int ncpu, __u64 periods)
@@ -638,7 +650,7 @@ TEST_F(dev, records_and_statistics)
 	static __u64 buckets[RTLAT_HIST_BUCKETS];
 	static struct span span[RTLAT_MAX_CPUS];
 	__u64 per_cpu[RTLAT_MAX_CPUS] = { 0 };
-	int ncpu = cpus_online(), cpu, total, i;
+	int ncpu, cpu, total, i;
 	__u64 t1, sum;
 
 	default_config(&c);
@@ -647,10 +659,7 @@ TEST_F(dev, records_and_statistics)
 	 * rings' budget (RTLAT_RING_TOTAL_MAX_BYTES) has room for 64 such:
 	 * on a larger machine, CPUs 0-63 are sampled. */
 	c.ring_records = 16384;
-	if (ncpu > 64) {
-		ncpu = 64;
-		c.cpus[0] = ~0ULL;
-	}
+	ncpu = first_64_cpus(&c);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
 	/*
@@ -768,16 +777,12 @@ TEST_F(dev, drops_counted_when_drained)
 	struct rtlat_config c;
 	struct rtlat_status s;
 	struct rtlat_stats st;
-	int ncpu = cpus_online(), cpu, total;
+	int ncpu, cpu, total;
 
 	default_config(&c);
 	c.period_ns = 500000;
 	c.ring_records = 64;
-	/* (The first 64 CPUs on a larger machine: a record names its CPU.) */
-	if (ncpu > 64) {
-		ncpu = 64;
-		c.cpus[0] = ~0ULL;
-	}
+	ncpu = first_64_cpus(&c);
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_CONFIG, &c));
 	ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_START));
 	/* Twice what the rings hold: some CPU's ring overflowed (nobody
