@@ -389,7 +389,7 @@ void check_stats(struct thr *t, const struct rtlat_stats *in, const struct rtlat
 			int with_buckets);
 void raise_max_ring(struct dev *d, __u64 ring);
 void status_request(struct rtlat_status *s);
-int pin_to(int cpu);
+int pin_to(struct thr *t, int cpu);
 void *worker(void *arg);
 void *watchdog(void *arg);
 void final_report(int hang);

@@ -828,11 +828,26 @@ static void op_epoll(struct thr *t, struct rng *r)
 			     (unsigned long long)(evs[k].data.u64 & 0xff), evs[k].events);
 }
 
-int pin_to(int cpu)
+/*
+ * Pins the calling thread to cpu (-1: every CPU); the one CPU it then runs
+ * on, or -1. A move onto CPU 1 never overlaps its hotplug: a kernel race
+ * (sched_setaffinity() onto a CPU going offline leaves the task on another
+ * CPU with no migration pending) warns in affine_move_task() at the next
+ * migrate_enable(), which PREEMPT_RT runs at every spinlock_t unlock. It is
+ * not the module's, so the fuzzer keeps out of it: a thread waits for the
+ * hotplug step (hp_lock), a forked child pins to CPU 0 instead (its copy
+ * of hp_lock excludes nobody, and may have been copied locked).
+ */
+int pin_to(struct thr *t, int cpu)
 {
+	int hp = cpu == 1 && can_hotplug;
 	cpu_set_t set;
 	int n;
 
+	if (hp && t->child) {
+		cpu = 0;
+		hp = 0;
+	}
 	CPU_ZERO(&set);
 	if (cpu >= 0) {
 		CPU_SET(cpu, &set);
@@ -840,7 +855,11 @@ int pin_to(int cpu)
 		for (int c = 0; c < nr_cpu_ids_ && c < CPU_SETSIZE; c++)
 			CPU_SET(c, &set);
 	}
+	if (hp)
+		pthread_mutex_lock(&hp_lock);
 	sched_setaffinity(0, sizeof(set), &set);
+	if (hp)
+		pthread_mutex_unlock(&hp_lock);
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return -1;
 	n = CPU_COUNT(&set);
@@ -862,7 +881,7 @@ static void op_user_wait(struct thr *t, struct rng *r, struct dev *d, int loops)
 		cpu = -1;
 	__u64 hg = __atomic_load_n(&hp_gen, __ATOMIC_ACQUIRE);
 
-	t->pinned = pin_to(cpu);
+	t->pinned = pin_to(t, cpu);
 	for (int k = 0; k < loops && !ld(&S->stop); k++) {
 		struct rtlat_record rec;
 		int i = pick_slot(r, d, 50), fd, bp = pick_bp(r, 4);
@@ -1444,7 +1463,7 @@ void *worker(void *arg)
 	t->have_timer = timer_create(CLOCK_MONOTONIC, &sev, &t->timer) == 0;
 	t->epfd = epoll_create1(0);
 	if (t->role == R_USER)
-		t->pinned = pin_to(t->home_cpu);
+		t->pinned = pin_to(t, t->home_cpu);
 	while (!should_stop()) {
 		struct rng r = { mix64(t->seed + 0x9e3779b97f4a7c15ULL * ++t->nops) };
 
