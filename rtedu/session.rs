@@ -250,7 +250,7 @@ impl Source for EduSession {
 
     fn stop(self: &Arc<Self>, ctx: &Sleepable, reason: StopReason) {
         let _serial = self.stop_lock.lock(ctx);
-        self.out.set_stopped(ctx, reason);
+        self.out.set_stopped(reason);
         self.stopping.store(true, Relaxed);
         smp_mb();
         cancel_hard_timer(&**self);

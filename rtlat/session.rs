@@ -289,15 +289,16 @@ impl Source for Session {
         }
     }
 
-    /// Stops sampling: the state, the readers woken, no timer armed again,
-    /// the kernel threads and user waiters told. The rest, which waits for
-    /// them, is `finish`, on the device's queue: a kernel thread whose CPU
-    /// a task of a higher priority monopolises exits only once that task
-    /// lets it run, and the caller must not wait for that unkillably.
+    /// Stops sampling: the state, no timer armed again, the kernel threads
+    /// and user waiters told (not the readers: they wait for the stream's
+    /// end, which `finish` marks). The rest, which waits for them, is
+    /// `finish`, on the device's queue: a kernel thread whose CPU a task of
+    /// a higher priority monopolises exits only once that task lets it
+    /// run, and the caller must not wait for that unkillably.
     fn stop(self: &Arc<Self>, ctx: &Sleepable, reason: StopReason) {
         let queued = {
             let _serial = self.stop_lock.lock(ctx);
-            self.halt(ctx, reason);
+            self.halt(reason);
             for cpu in self.cpus.iter() {
                 cancel_hard_timer(&**cpu);
             }
@@ -400,7 +401,7 @@ impl Session {
         // A START under way has started its threads: they are joined too.
         drop(self.stop_lock.lock(ctx));
         // Queued by `retire`, this may run before `stop` (idempotent).
-        self.halt(ctx, StopReason::User);
+        self.halt(StopReason::User);
         for cpu in self.cpus.iter() {
             cancel_hard_timer(&**cpu);
         }
@@ -480,10 +481,12 @@ impl Session {
         Ok(())
     }
 
-    /// Marks the session stopped (from any task context, also its threads):
-    /// no timer is armed again, waiters and readers are woken.
-    fn halt(&self, ctx: &Sleepable, reason: StopReason) {
-        self.out.set_stopped(ctx, reason);
+    /// Marks the session stopped (from any context, also its threads): no
+    /// timer is armed again, the threads and user waiters are woken. The
+    /// readers are not (see [`Output::set_stopped`]); a trip's record wakes
+    /// them when it reaches its ring.
+    fn halt(&self, reason: StopReason) {
+        self.out.set_stopped(reason);
         for cpu in self.cpus.iter() {
             cpu.halt();
         }
@@ -496,7 +499,7 @@ impl Session {
         // its `produce` lock, which the caller holds (an irq-only session
         // has no task-context producer).
         if unsafe { self.out.complete(ctx, &self.out.chans[cpu.chan], rec) } {
-            self.halt(ctx, StopReason::Threshold);
+            self.halt(StopReason::Threshold);
         }
     }
 

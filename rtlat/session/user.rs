@@ -71,7 +71,7 @@ impl Session {
                 .out
                 .check_early(chan, &mut m, &[Stage::Irq, Stage::Thread])
             {
-                self.halt(ctx, StopReason::Threshold);
+                self.halt(StopReason::Threshold);
             }
             self.complete(ctx, cpu, m);
         }
@@ -79,7 +79,7 @@ impl Session {
             .out
             .check_early(chan, &mut rec, &[Stage::Irq, Stage::Thread])
         {
-            self.halt(ctx, StopReason::Threshold);
+            self.halt(StopReason::Threshold);
         }
         rec.flags |= uapi::REC_NO_USER | uapi::REC_NO_RESPONSE | uapi::REC_NO_WAITER;
         self.complete(ctx, cpu, rec);
@@ -198,7 +198,7 @@ impl Session {
             break (rec, tripped);
         };
         if tripped {
-            self.halt(ctx, StopReason::Threshold);
+            self.halt(StopReason::Threshold);
         }
         // Its threshold now, not when (or if) the waiter comes back: also
         // when the next activation already completed the record without
@@ -216,7 +216,7 @@ impl Session {
             }
         }
         if tripped {
-            self.halt(ctx, StopReason::Threshold);
+            self.halt(StopReason::Threshold);
         }
         Ok(rec)
     }

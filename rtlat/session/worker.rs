@@ -103,12 +103,13 @@ impl Worker {
                 break;
             }
             seen = cpu.kicks.load(Acquire);
+            // The records the hard IRQ asks for, a trip's among them.
+            out.notify_readers(sleepable);
             if out.state() == State::Stopped {
                 // A threshold tripped in the hard IRQ: stop every CPU.
-                this.session.halt(sleepable, StopReason::Threshold);
+                this.session.halt(StopReason::Threshold);
                 break;
             }
-            out.notify_readers(sleepable);
         }
     }
 }

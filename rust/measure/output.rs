@@ -152,11 +152,14 @@ impl Output {
         Ok(())
     }
 
-    /// Marks the session stopped for `reason` (the first reason wins) and
-    /// wakes the readers. The source stops its producers itself.
-    pub(crate) fn set_stopped(&self, ctx: &Sleepable, reason: StopReason) {
+    /// Marks the session stopped for `reason` (the first reason wins). The
+    /// source stops its producers itself. Wakes no one: what a reader or
+    /// poller waits for (a record, the stream's end) does not change here.
+    /// A stop must not take the readers' lock either: a producer's kernel
+    /// thread may hold it while a task of a higher priority keeps it off
+    /// its CPU, and the stop would wait for that task.
+    pub(crate) fn set_stopped(&self, reason: StopReason) {
         self.stop_with(reason, None);
-        self.notify_readers(ctx);
     }
 
     /// Moves the session to stopped for `reason`, from running or (without

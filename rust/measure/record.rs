@@ -93,7 +93,7 @@ impl Output {
     /// it and stops the session on a trip; true if it tripped. Statistics
     /// wait for [`Self::record`], whose own check of these stages then finds
     /// the session stopped. Any context; wakes no one (the caller halts its
-    /// producers and wakes the readers on a trip).
+    /// producers; the record wakes the readers once it is in the ring).
     pub(crate) fn check_early(&self, chan: &Channel, rec: &mut Record, stages: &[Stage]) -> bool {
         let Some(t) = stages.iter().find_map(|&s| self.exceeds(chan, rec, s)) else {
             return false;
@@ -138,6 +138,7 @@ impl Output {
         // before the caller got round to it.
         let now = ktime_ns();
         let wake = self.wake_each
+            || rec.flags & uapi::REC_THRESHOLD != 0
             || chan.ring.len() == chan.wake_batch()
             || now - self.last_wake.load(Relaxed) >= WAKE_INTERVAL_NS;
         if wake {
