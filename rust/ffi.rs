@@ -122,7 +122,7 @@ pub(crate) struct RawEvent {
     pub(crate) prio: i16,
 }
 
-// The layouts `rust/shim.c` asserts too.
+// The layouts `rust/shim/tracepoint.c` asserts too.
 const _: () = assert!(core::mem::size_of::<RawEvent>() == 48);
 const _: () = assert!(core::mem::size_of::<RawProbes>() == (3 + RTRS_TP_NR) * 8);
 

@@ -1,8 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Prototypes of the rtrs C shim (rust/shim.c); the Rust declarations are in
- * rust/ffi.rs. Each function wraps the kernel macro or inline of the same
- * name without the rtrs_ prefix.
+ * Prototypes of the rtrs C shim (rust/shim.c, made of rust/shim/, one file
+ * per file of rust/); the Rust declarations are in rust/ffi.rs. Most
+ * functions call one kernel macro or inline, under a name that says what
+ * it is for. These do more:
+ *  - raw_spinlock.c, percpu.c: the lock initialisers set the caller's
+ *    lockdep name and class;
+ *  - cpu.c: a CPU number is checked against nr_cpu_ids first;
+ *  - kthread.c: rtrs_kthread_create_on_cpu() also sets the thread's policy;
+ *  - irq.c: rtrs_set_current_fifo() builds the scheduling attributes;
+ *  - task.c: rtrs_current_pinned_cpu(), rtrs_capable_rt() (two
+ *    capabilities);
+ *  - file.c: rtrs_file_setup(), the module's own file operations;
+ *  - context.c: rtrs_irq_stack(), the interrupted code's stack;
+ *  - tracepoint.c: the probes (what each passes on, on which CPUs), their
+ *    registration by name with its rollback, rtrs_symbol_name().
  */
 #ifndef RTRS_SHIM_H
 #define RTRS_SHIM_H
