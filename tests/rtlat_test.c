@@ -28,6 +28,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -2708,42 +2709,124 @@ TEST_F(dev, trip_turns_tracing_off_if_asked)
 	}
 }
 
-/* A thread spinning on one CPU, at SCHED_FIFO prio (0: SCHED_OTHER), for
- * ns (0: until stop is set); done once it has ended. */
-struct spinner {
+/*
+ * A process spinning on one CPU, at SCHED_FIFO prio (0: SCHED_OTHER), for
+ * ns (0: until stopped), its state in a shared page. A process, not a
+ * thread of the test: the test's own fork()s write-protect the test's
+ * memory, and a thread of it would then fault on its stack and sleep on
+ * the fault's locks (seen in a riscv64 guest: in 8 of 60 forks), leaving
+ * its CPU to the thread it was to keep off. The monopolised-CPU tests
+ * check that it never slept.
+ */
+struct spin_state {
 	int cpu, prio, started, stop, err, done;
 	__u64 ns;
 };
 
-static void *spin(void *arg)
+struct spinner {
+	int cpu, prio;
+	__u64 ns;
+	/* Set by start_spinner(), released by join_spinner(). */
+	struct spin_state *s;
+	pid_t pid;
+	long slept0;
+};
+
+static void __attribute__((noreturn)) spin(struct spin_state *s)
 {
-	struct spinner *sp = arg;
-	struct sched_param p = { .sched_priority = sp->prio };
+	struct sched_param p = { .sched_priority = s->prio };
 	cpu_set_t set;
 	__u64 t0;
 
 	CPU_ZERO(&set);
-	CPU_SET(sp->cpu, &set);
+	CPU_SET(s->cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) ||
-	    (sp->prio && sched_setscheduler(0, SCHED_FIFO, &p)))
-		sp->err = errno;
-	__atomic_store_n(&sp->started, 1, __ATOMIC_RELEASE);
+	    (s->prio && sched_setscheduler(0, SCHED_FIFO, &p)))
+		s->err = errno;
 	t0 = mono_ns();
-	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE) &&
-	       (!sp->ns || mono_ns() - t0 < sp->ns))
+	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) &&
+	       (!s->ns || mono_ns() - t0 < s->ns))
 		;
-	__atomic_store_n(&sp->done, 1, __ATOMIC_RELEASE);
-	return NULL;
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	_exit(0);
 }
 
-/* Starts a spinner; returns once it runs on its CPU. */
-static int start_spinner(struct spinner *sp, pthread_t *t)
+/* How many times task pid has slept (voluntary switches); -1. */
+static long voluntary_switches(pid_t pid)
 {
-	if (pthread_create(t, NULL, spin, sp))
+	char path[64], line[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
 		return -1;
-	while (!__atomic_load_n(&sp->started, __ATOMIC_ACQUIRE))
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Starts a spinner; returns once it runs on its CPU. 0 or -1. */
+static int start_spinner(struct spinner *sp)
+{
+	sp->pid = -1;
+	sp->s = mmap(NULL, sizeof(*sp->s), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	if (sp->s == MAP_FAILED) {
+		sp->s = NULL;
+		return -1;
+	}
+	*sp->s = (struct spin_state){ .cpu = sp->cpu, .prio = sp->prio, .ns = sp->ns };
+	sp->pid = fork();
+	if (sp->pid == 0) {
+		/* Not beyond the test, whatever ends it; and holding none of
+		 * its files, whose last close the tests time. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (syscall(SYS_close_range, 3, ~0U, 0))
+			for (int f = 3; f < 1024; f++)
+				close(f);
+		spin(sp->s);
+	}
+	if (sp->pid < 0)
+		return -1;
+	while (!__atomic_load_n(&sp->s->started, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
-	return sp->err ? -1 : 0;
+	sp->slept0 = voluntary_switches(sp->pid);
+	return sp->s->err || sp->slept0 < 0 ? -1 : 0;
+}
+
+static void spinner_stop(struct spinner *sp)
+{
+	__atomic_store_n(&sp->s->stop, 1, __ATOMIC_RELEASE);
+}
+
+static int spinner_done(struct spinner *sp)
+{
+	return __atomic_load_n(&sp->s->done, __ATOMIC_ACQUIRE);
+}
+
+/* How many times the spinner slept since it started spinning; -1 if it
+ * has ended. */
+static long spinner_slept(struct spinner *sp)
+{
+	long v = voluntary_switches(sp->pid);
+
+	return v < 0 || spinner_done(sp) ? -1 : v - sp->slept0;
+}
+
+/* Waits for the spinner's end (stop it first, or wait out its ns). */
+static void join_spinner(struct spinner *sp)
+{
+	if (sp->pid > 0)
+		waitpid(sp->pid, NULL, 0);
+	if (sp->s)
+		munmap(sp->s, sizeof(*sp->s));
+	sp->s = NULL;
+	sp->pid = -1;
 }
 
 /* Pins the calling thread to cpu; 0 or -1. */
@@ -2778,7 +2861,7 @@ TEST_F_TIMEOUT(dev, idle_flag_only_when_the_cpu_was_idle, 120)
 	struct rtlat_config c;
 	struct spinner sp;
 	struct waiter w;
-	pthread_t st, wt;
+	pthread_t wt;
 	int k, busy, i, recs, idle, direct, direct_idle;
 	ssize_t n;
 
@@ -2789,7 +2872,7 @@ TEST_F_TIMEOUT(dev, idle_flag_only_when_the_cpu_was_idle, 120)
 		for (busy = 0; busy < 2; busy++) {
 			sp = (struct spinner){ .cpu = 1 };
 			if (busy)
-				ASSERT_EQ(0, start_spinner(&sp, &st));
+				ASSERT_EQ(0, start_spinner(&sp));
 			default_config(&c);
 			c.stages = kinds[k].stages;
 			c.cpus[0] = 1 << 1;
@@ -2804,9 +2887,10 @@ TEST_F_TIMEOUT(dev, idle_flag_only_when_the_cpu_was_idle, 120)
 					TH_LOG("%s: no 20 activations in 10 s", kinds[k].what);
 			}
 			ASSERT_EQ(0, ioctl(self->fd, RTLAT_IOC_STOP));
-			__atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
-			if (busy)
-				pthread_join(st, NULL);
+			if (busy) {
+				spinner_stop(&sp);
+				join_spinner(&sp);
+			}
 			recs = idle = direct = direct_idle = 0;
 			while ((n = read(self->fd, r, sizeof(r))) > 0) {
 				for (i = 0; i < n / (ssize_t)sizeof(r[0]); i++) {
@@ -2849,7 +2933,6 @@ TEST_F(dev, threshold_flag_on_the_trip_record_only)
 	struct rtlat_config c;
 	struct rtlat_status s;
 	int i, recs = 0, flagged = 0, trip = 0, attempt;
-	pthread_t t;
 	ssize_t n;
 
 	ASSERT_LE(2, cpus_online());
@@ -2879,8 +2962,8 @@ TEST_F(dev, threshold_flag_on_the_trip_record_only)
 		       attempt, (unsigned long long)s.trip_value_ns);
 		ASSERT_GT(3, attempt);
 	}
-	ASSERT_EQ(0, start_spinner(&sp, &t));
-	pthread_join(t, NULL);
+	ASSERT_EQ(0, start_spinner(&sp));
+	join_spinner(&sp);
 	for (i = 0; i < 200; i++) {
 		ASSERT_EQ(0, status(self->fd, &s));
 		if (s.state == RTLAT_STATE_STOPPED)
@@ -2966,7 +3049,7 @@ TEST_F(dev, user_wait_shut_down_by_stop)
 #define HOG_NS 15000000000ULL
 
 /* Starts the hog on CPU 1 and a session there (file fd); 0 or -1. */
-static int hog_and_session(int fd, struct spinner *sp, pthread_t *t)
+static int hog_and_session(int fd, struct spinner *sp)
 {
 	struct rtlat_config c;
 
@@ -2976,7 +3059,7 @@ static int hog_and_session(int fd, struct spinner *sp, pthread_t *t)
 		return -1;
 	sleep_ms(50);
 	*sp = (struct spinner){ .cpu = 1, .prio = 99, .ns = HOG_NS };
-	return start_spinner(sp, t);
+	return start_spinner(sp);
 }
 
 /*
@@ -3008,7 +3091,7 @@ static int reap_while_hogged(pid_t pid, struct spinner *sp, int *ms)
 	int wst = -1, running;
 
 	do {
-		running = !__atomic_load_n(&sp->done, __ATOMIC_ACQUIRE);
+		running = !spinner_done(sp);
 		if (waitpid(pid, &wst, WNOHANG) == pid) {
 			if (!running)
 				wst = -1;
@@ -3022,12 +3105,26 @@ static int reap_while_hogged(pid_t pid, struct spinner *sp, int *ms)
 	return wst;
 }
 
+/* The hog never slept since it started: what it was to show held. */
+static void expect_the_hog_kept_its_cpu(struct __test_metadata *_metadata, struct spinner *sp)
+{
+	long slept = spinner_slept(sp);
+
+	/* (Ended: what the test waited for did not come while it ran, which
+	 * the test reports itself.) */
+	if (slept >= 0)
+		EXPECT_EQ(0, slept) TH_LOG("the hog slept %ld times: its CPU was not monopolised",
+					   slept);
+}
+
 /* reap_while_hogged(), then the hog ends. */
-static int reap_while_the_hog_runs(pid_t pid, struct spinner *sp, int *ms)
+static int reap_while_the_hog_runs(struct __test_metadata *_metadata, pid_t pid,
+				   struct spinner *sp, int *ms)
 {
 	int wst = reap_while_hogged(pid, sp, ms);
 
-	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
+	expect_the_hog_kept_its_cpu(_metadata, sp);
+	spinner_stop(sp);
 	return wst;
 }
 
@@ -3037,14 +3134,14 @@ static int reap_while_the_hog_runs(pid_t pid, struct spinner *sp, int *ms)
  * is closed), and a new session starts and stops on that CPU (fd's own, or
  * another file's).
  */
-static void after_the_hog(struct __test_metadata *_metadata, int fd, pthread_t hog)
+static void after_the_hog(struct __test_metadata *_metadata, int fd, struct spinner *sp)
 {
 	static struct rtlat_record r[256];
 	struct rtlat_config c;
 	int f = fd, round;
 	ssize_t n;
 
-	pthread_join(hog, NULL);
+	join_spinner(sp);
 	if (f < 0) {
 		f = open_dev(0);
 		ASSERT_LE(0, f);
@@ -3103,14 +3200,13 @@ static pid_t child_on_go(int fd, int close_fd, int *go)
 TEST_F_TIMEOUT(dev, stop_while_a_cpu_is_monopolised, 60)
 {
 	struct spinner sp;
-	pthread_t hog;
 	pid_t pid;
 	int wst, ms;
 	char st;
 
 	ASSERT_LE(2, cpus_online());
 	ASSERT_EQ(0, pin_to(0));
-	ASSERT_EQ(0, hog_and_session(self->fd, &sp, &hog));
+	ASSERT_EQ(0, hog_and_session(self->fd, &sp));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
@@ -3118,13 +3214,13 @@ TEST_F_TIMEOUT(dev, stop_while_a_cpu_is_monopolised, 60)
 	st = blocked_state(pid);
 	EXPECT_EQ('D', st) TH_LOG("STOP did not wait for the monopolised CPU: state %c", st);
 	kill(pid, SIGKILL);
-	wst = reap_while_the_hog_runs(pid, &sp, &ms);
+	wst = reap_while_the_hog_runs(_metadata, pid, &sp, &ms);
 	EXPECT_NE(-1, wst) TH_LOG("STOP not reaped after SIGKILL while the hog ran");
 	if (wst != -1)
 		TH_LOG("reaped %d ms after SIGKILL", ms);
 	if (wst == -1)
 		waitpid(pid, &wst, 0);
-	after_the_hog(_metadata, self->fd, hog);
+	after_the_hog(_metadata, self->fd, &sp);
 }
 
 /*
@@ -3138,7 +3234,6 @@ TEST_F_TIMEOUT(dev, close_while_a_cpu_is_monopolised, 60)
 	static const char *const how[] = { "close", "exit" };
 	struct spinner sp;
 	int k, wst, ms, fd, go;
-	pthread_t hog;
 	pid_t pid;
 	char st;
 
@@ -3148,7 +3243,7 @@ TEST_F_TIMEOUT(dev, close_while_a_cpu_is_monopolised, 60)
 		/* The owner is the child: only its file holds the session. */
 		fd = open_dev(0);
 		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, hog_and_session(fd, &sp, &hog));
+		ASSERT_EQ(0, hog_and_session(fd, &sp));
 		pid = child_on_go(fd, k == 0, &go);
 		ASSERT_LE(0, pid);
 		close(fd);
@@ -3159,13 +3254,13 @@ TEST_F_TIMEOUT(dev, close_while_a_cpu_is_monopolised, 60)
 			EXPECT_EQ('D', st) TH_LOG("close did not wait: state %c", st);
 			kill(pid, SIGKILL);
 		}
-		wst = reap_while_the_hog_runs(pid, &sp, &ms);
+		wst = reap_while_the_hog_runs(_metadata, pid, &sp, &ms);
 		EXPECT_NE(-1, wst) TH_LOG("%s: not reaped while the hog ran", how[k]);
 		if (wst != -1)
 			TH_LOG("%s: reaped in %d ms", how[k], ms);
 		if (wst == -1)
 			waitpid(pid, &wst, 0);
-		after_the_hog(_metadata, -1, hog);
+		after_the_hog(_metadata, -1, &sp);
 	}
 }
 
@@ -3180,7 +3275,6 @@ TEST_F_TIMEOUT(dev, rmmod_refused_while_a_stop_waits, 60)
 {
 	int fd, wst, r, e, ms, refs, go;
 	struct spinner sp;
-	pthread_t hog;
 	__u64 t0;
 	pid_t pid;
 
@@ -3190,7 +3284,7 @@ TEST_F_TIMEOUT(dev, rmmod_refused_while_a_stop_waits, 60)
 	self->fd = -1;
 	fd = open_dev(0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, hog_and_session(fd, &sp, &hog));
+	ASSERT_EQ(0, hog_and_session(fd, &sp));
 	/* The child's exit is the last close: after the parent's. */
 	pid = child_on_go(fd, 0, &go);
 	ASSERT_LE(0, pid);
@@ -3203,9 +3297,9 @@ TEST_F_TIMEOUT(dev, rmmod_refused_while_a_stop_waits, 60)
 	EXPECT_NE(-1, wst) TH_LOG("the exit closing the last file: not reaped while the hog ran (%d ms)",
 				  ms);
 	if (wst == -1) {
-		__atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
+		spinner_stop(&sp);
 		waitpid(pid, &wst, 0);
-		after_the_hog(_metadata, -1, hog);
+		after_the_hog(_metadata, -1, &sp);
 		return;
 	}
 	/* No file is open: what holds the module is the stop under way. */
@@ -3215,8 +3309,9 @@ TEST_F_TIMEOUT(dev, rmmod_refused_while_a_stop_waits, 60)
 	r = syscall(SYS_delete_module, "rtlat", O_NONBLOCK);
 	e = errno;
 	ms = (mono_ns() - t0) / 1000000;
-	wst = __atomic_load_n(&sp.done, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
+	wst = spinner_done(&sp);
+	expect_the_hog_kept_its_cpu(_metadata, &sp);
+	spinner_stop(&sp);
 	EXPECT_FALSE(wst) TH_LOG("the hog ended before rmmod returned (%d ms)", ms);
 	EXPECT_EQ(-1, r) TH_LOG("rmmod went ahead while the stop waited (%d ms)", ms);
 	if (r == -1)
@@ -3224,10 +3319,10 @@ TEST_F_TIMEOUT(dev, rmmod_refused_while_a_stop_waits, 60)
 	/* Once the thread ran, the session is gone and the module unloads
 	 * (zz_unload_after_close); until then it stays usable. */
 	if (r == 0) {
-		pthread_join(hog, NULL);
+		join_spinner(&sp);
 		return;
 	}
-	after_the_hog(_metadata, -1, hog);
+	after_the_hog(_metadata, -1, &sp);
 }
 
 /* Last: once every file is closed, the module unloads cleanly. */
