@@ -863,8 +863,9 @@ static int kthread_pid(int cpu)
 	return pid;
 }
 
-/* Context switches (voluntary and not) of task pid, or -1. */
-static long long task_switches(int pid)
+/* Context switches of task pid: the voluntary ones (it slept) if
+ * voluntary_only, else all; -1 if it cannot be read. */
+static long long switches_of(int pid, int voluntary_only)
 {
 	char path[64], line[128];
 	long long n = 0, v;
@@ -876,10 +877,16 @@ static long long task_switches(int pid)
 		return -1;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1)
+		    (!voluntary_only && sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1))
 			n += v;
 	fclose(f);
 	return n;
+}
+
+/* Context switches (voluntary and not) of task pid, or -1. */
+static long long task_switches(int pid)
+{
+	return switches_of(pid, 0);
 }
 
 /* Context switches of the kernel thread "rtlat/<cpu>", or -1. */
@@ -2752,24 +2759,6 @@ static void __attribute__((noreturn)) spin(struct spin_state *s)
 	_exit(0);
 }
 
-/* How many times task pid has slept (voluntary switches); -1. */
-static long voluntary_switches(pid_t pid)
-{
-	char path[64], line[128];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 /* Starts a spinner; returns once it runs on its CPU. 0 or -1. */
 static int start_spinner(struct spinner *sp)
 {
@@ -2795,7 +2784,7 @@ static int start_spinner(struct spinner *sp)
 		return -1;
 	while (!__atomic_load_n(&sp->s->started, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
-	sp->slept0 = voluntary_switches(sp->pid);
+	sp->slept0 = switches_of(sp->pid, 1);
 	return sp->s->err || sp->slept0 < 0 ? -1 : 0;
 }
 
@@ -2813,7 +2802,7 @@ static int spinner_done(struct spinner *sp)
  * has ended. */
 static long spinner_slept(struct spinner *sp)
 {
-	long v = voluntary_switches(sp->pid);
+	long v = switches_of(sp->pid, 1);
 
 	return v < 0 || spinner_done(sp) ? -1 : v - sp->slept0;
 }
