@@ -102,6 +102,24 @@ host_arch() { arch_info "$(dpkg --print-architecture 2>/dev/null || uname -m)" a
 # (RTRS_DISTRO: releases, "" for none).
 distro_releases() { echo "${RTRS_DISTRO-7.3.4+deb13-rt-amd64 7.3.4+deb13-rt-arm64}"; }
 
+# apt_version PKG: the version of PKG that apt's lists offer (the first
+# "Version:" of apt-cache show), empty if none. Where apt keeps no binary
+# cache (Dir::Cache::pkgcache "", as Debian's container images set it),
+# each apt-cache call parses every list: about 6 s here, and make check
+# asked 16 times (10 while the guests ran). The answer is kept in $RTRS_CACHE/apt until a file of
+# apt's lists or configuration changes.
+apt_version() {
+	local memo=$RTRS_CACHE/apt/version-$1 v
+	if [ -f "$memo" ] && [ -z "$(find /var/lib/apt/lists /etc/apt -newer "$memo" -print -quit 2>/dev/null)" ]; then
+		cat "$memo"
+		return 0
+	fi
+	v=$(apt-cache show "$1" 2>/dev/null | sed -n 's/^Version: //p' | sed -n 1p)
+	mkdir -p "$RTRS_CACHE/apt"
+	echo "$v" >"$memo.$$" && mv "$memo.$$" "$memo"
+	echo "$v"
+}
+
 # Whether the kernel runs the programs of the architecture whose GNU triplet
 # is $1 with qemu-user-static, as scripts/setup registers it: binfmt_misc
 # and the entry enabled, and the interpreter opened at registration (flag
