@@ -106,17 +106,22 @@ distro_releases() { echo "${RTRS_DISTRO-7.3.4+deb13-rt-amd64 7.3.4+deb13-rt-arm6
 # "Version:" of apt-cache show), empty if none. Where apt keeps no binary
 # cache (Dir::Cache::pkgcache "", as Debian's container images set it),
 # each apt-cache call parses every list: about 6 s here, and make check
-# asked 16 times (10 while the guests ran). The answer is kept in $RTRS_CACHE/apt until a file of
-# apt's lists or configuration changes.
+# asked 16 times (10 while the guests ran). An answer is kept in
+# $RTRS_CACHE/apt with the name, size and mtime of every list, source,
+# preference and dpkg's status file, taken before apt was asked, and
+# used while they are the same; no answer is asked again.
 apt_version() {
-	local memo=$RTRS_CACHE/apt/version-$1 v
-	if [ -f "$memo" ] && [ -z "$(find /var/lib/apt/lists /etc/apt -newer "$memo" -print -quit 2>/dev/null)" ]; then
-		cat "$memo"
+	local memo=$RTRS_CACHE/apt/version-$1 fp v
+	fp=$(stat -c '%n %s %Y' /var/lib/apt/lists/* /etc/apt/sources.list /etc/apt/sources.list.d/* \
+		/etc/apt/preferences /etc/apt/preferences.d/* /var/lib/dpkg/status 2>/dev/null | md5sum | cut -d' ' -f1)
+	if [ "$(sed -n 1p "$memo" 2>/dev/null)" = "$fp" ]; then
+		sed -n 2p "$memo"
 		return 0
 	fi
 	v=$(apt-cache show "$1" 2>/dev/null | sed -n 's/^Version: //p' | sed -n 1p)
-	mkdir -p "$RTRS_CACHE/apt"
-	echo "$v" >"$memo.$$" && mv "$memo.$$" "$memo"
+	if [ -n "$v" ] && mkdir -p "$RTRS_CACHE/apt"; then
+		printf '%s\n%s\n' "$fp" "$v" >"$memo.$$" && mv "$memo.$$" "$memo"
+	fi
 	echo "$v"
 }
 
