@@ -107,11 +107,13 @@ distro_releases() { echo "${RTRS_DISTRO-7.3.4+deb13-rt-amd64 7.3.4+deb13-rt-arm6
 # cache (Dir::Cache::pkgcache "", as Debian's container images set it),
 # each apt-cache call parses every list: about 6 s here, and make check
 # asked 16 times (10 while the guests ran). An answer is kept in
-# $RTRS_CACHE/apt with the name, size and mtime of every list, source,
-# preference and dpkg's status file, taken before apt was asked, and
-# used while they are the same; no answer is asked again.
+# $RTRS_CACHE/apt/PKG.version under a fingerprint of its inputs (the name,
+# size and mtime of every list, source, preference and dpkg's status file,
+# taken before apt was asked) and used while the fingerprint is the same;
+# an empty answer is not kept. (The file name is not the first version's,
+# version-PKG, which a checkout of it sharing the cache reads whole.)
 apt_version() {
-	local memo=$RTRS_CACHE/apt/version-$1 fp v
+	local memo=$RTRS_CACHE/apt/$1.version fp v
 	fp=$(stat -c '%n %s %Y' /var/lib/apt/lists/* /etc/apt/sources.list /etc/apt/sources.list.d/* \
 		/etc/apt/preferences /etc/apt/preferences.d/* /var/lib/dpkg/status 2>/dev/null | md5sum | cut -d' ' -f1)
 	if [ "$(sed -n 1p "$memo" 2>/dev/null)" = "$fp" ]; then
