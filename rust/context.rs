@@ -121,8 +121,9 @@ impl IrqsOff {
 /// Handed out as `&Sleepable` by the task-context entry points of the layer
 /// (kernel threads, IRQ threads, hotplug callbacks, file operations through
 /// `file::FileOps`, work items through `impl_task_work!`, a PCI driver's
-/// callbacks through `pci::sleepable`), each minting it once with
-/// [`Self::assume_sleepable`]; `rtlat` and `rtedu` mint none
+/// callbacks through `pci::sleepable`, a module's initialiser through
+/// `module::TaskModule`), each minting it once with
+/// [`Self::assume_sleepable`]; `rtlat`, `rtedu` and the samples mint none
 /// (`scripts/style-check` fails on it). Not `Send`, not kept past the call.
 ///
 /// What the type does not cover: code holding the token can still enter an

@@ -1,11 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A counted reference to the module itself, for work that runs the
-//! module's code after its last file is closed. While one is held, `rmmod`
-//! is refused at once (`EWOULDBLOCK`) instead of waiting in the module's
-//! exit, unkillably, until that work has run.
+//! The module itself: its initialiser as an entry point that lends the
+//! [`Sleepable`] token ([`TaskModule`]), and a counted reference to it, for
+//! work that runs the module's code after its last file is closed. While
+//! one is held, `rmmod` is refused at once (`EWOULDBLOCK`) instead of
+//! waiting in the module's exit, unkillably, until that work has run.
 
-use super::ffi;
+use kernel::prelude::*;
+
+use super::{
+    context::Sleepable,
+    ffi, //
+};
+
+/// A module whose initialiser is lent the [`Sleepable`] token, as the
+/// layer's other task-context entry points lend it: module code then mints
+/// none. Registered through [`TaskModuleAdapter`]:
+///
+/// ```ignore
+/// type SampleModule = rtrs::module::TaskModuleAdapter<Sample>;
+/// module! { type: SampleModule, ... }
+/// ```
+pub(crate) trait TaskModule: Sized + Sync + Send {
+    /// Initialises the module, in the task context of its loading.
+    fn init(ctx: &Sleepable, module: &'static ThisModule) -> Result<Self>;
+}
+
+/// The [`kernel::Module`] of a [`TaskModule`]; dropping it drops the
+/// module's value, at its unloading.
+pub(crate) struct TaskModuleAdapter<T>(T);
+
+impl<T: TaskModule> kernel::Module for TaskModuleAdapter<T> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: A module's initialiser runs in task context and may sleep:
+        // the loading task's (`init_module`), or the boot's for a built-in
+        // module, with no lock held and interrupts on.
+        let ctx = unsafe { Sleepable::assume_sleepable() };
+        T::init(ctx, module).map(Self)
+    }
+}
 
 /// A reference to this module; dropping it lets the module unload.
 ///

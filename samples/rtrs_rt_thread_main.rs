@@ -3,7 +3,8 @@
 //! Sample: a SCHED_FIFO kernel thread bound to CPU 0, woken on demand.
 //!
 //! The thread gets a `Sleepable` token from its context, which is what the
-//! layer's sleeping locks ([`TaskMutex`]) ask for; module init mints its own.
+//! layer's sleeping locks ([`TaskMutex`]) ask for; so does the module's
+//! initialiser, through [`TaskModule`].
 //! Dropping the `RtThread` stops and joins it.
 
 use kernel::{
@@ -31,11 +32,17 @@ use rtrs::{
         RtThreadFn,
         ThreadContext, //
     },
+    module::{
+        TaskModule,
+        TaskModuleAdapter, //
+    },
     sync::TaskMutex,
 };
 
+type SampleModule = TaskModuleAdapter<Sample>;
+
 module! {
-    type: Sample,
+    type: SampleModule,
     name: "rtrs_rt_thread",
     authors: ["The rtrs developers"],
     description: "rtrs sample: RtThread",
@@ -64,10 +71,8 @@ struct Sample {
     _thread: RtThread<Work>,
 }
 
-impl kernel::Module for Sample {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        // SAFETY: Module initialisation runs in task context and may sleep.
-        let ctx = unsafe { Sleepable::assume_sleepable() };
+impl TaskModule for Sample {
+    fn init(ctx: &Sleepable, _module: &'static ThisModule) -> Result<Self> {
         let work = Arc::pin_init(
             pin_init!(Work {
                 requests: Atomic::new(0),
