@@ -26,7 +26,6 @@ use kernel::{
 
 use crate::{
     file::RteduFile,
-    instance::Instance,
     irq::EduIrq,
     module_parameters,
     regs::{
@@ -47,6 +46,7 @@ use crate::{
         },
         pci::EnabledMaster,
     },
+    session::EduInstance,
     INSTANCES, MAX_INSTANCES, NAMES,
 };
 
@@ -100,7 +100,7 @@ pub(crate) struct RteduData<'bound> {
     #[pin]
     irq: ThreadedIrq<'bound, EduIrq>,
     vectors: pci::IrqVectorRegistration<'bound>,
-    inst: Arc<Instance>,
+    inst: Arc<EduInstance>,
     slot: Slot,
     enabled: EnabledMaster<'bound>,
 }
@@ -205,7 +205,7 @@ impl pci::Driver for RteduDriver {
             let slot = Slot::claim()?;
             let index = slot.0;
             let inst = Arc::pin_init(
-                try_pin_init!(Instance {
+                try_pin_init!(EduInstance {
                     index: index as u32,
                     ident,
                     pci_domain: rtrs::pci::domain_nr(pdev),

@@ -22,7 +22,6 @@ use kernel::{
 };
 
 use crate::{
-    instance::Instance,
     regs,
     rtrs::{
         self,
@@ -33,6 +32,7 @@ use crate::{
         },
         measure, //
     },
+    session::EduInstance,
     uapi::{
         read_request,
         write_answer,
@@ -50,7 +50,7 @@ use crate::{
 /// One open file of `/dev/rtedu<N>`.
 pub(crate) struct RteduFile {
     id: u64,
-    inst: Arc<Instance>,
+    inst: Arc<EduInstance>,
 }
 
 impl RteduFile {

@@ -3,6 +3,11 @@
 //! One bound edu device ([`Instance`]) and its operations: factorial and
 //! DMA round trip, each started once the device is idle and completed by
 //! its interrupt; detaching at unbind.
+//!
+//! An instance holds the latency sessions measured on it, of a type the
+//! floor above names (`session::EduSession`, whose `EduInstance` is this
+//! type with it): a session holds its instance, and this file names no
+//! session type.
 
 use core::ptr;
 
@@ -41,7 +46,7 @@ use crate::{
         measure::{
             self,
             Sessions,
-            Source as _, //
+            Source, //
         },
         sync::{
             TaskCondVar,
@@ -50,7 +55,6 @@ use crate::{
         time::ktime_ns,
         uapi::StopReason, //
     },
-    session::EduSession,
 };
 
 /// How long a device operation waits for its completion interrupt.
@@ -74,9 +78,9 @@ const FACTORIALS: [u32; FACTORIAL_MAX as usize + 1] = {
 };
 
 /// One bound edu device, shared with its open files (which may outlive the
-/// binding).
+/// binding), and the sessions `S` that measure on it.
 #[pin_data]
-pub(crate) struct Instance {
+pub(crate) struct Instance<S> {
     pub(crate) index: u32,
     pub(crate) ident: u32,
     pub(crate) pci_domain: u32,
@@ -96,10 +100,10 @@ pub(crate) struct Instance {
     pub(crate) spurious: Atomic<u64>,
     pub(crate) irq_thread: IrqThread,
     #[pin]
-    pub(crate) sessions: TaskMutex<Sessions<EduSession>>,
+    pub(crate) sessions: TaskMutex<Sessions<S>>,
     /// The running session, which the IRQ thread completes records into.
     #[pin]
-    pub(crate) active: TaskMutex<Option<Arc<EduSession>>>,
+    pub(crate) active: TaskMutex<Option<Arc<S>>>,
     /// Serialises the device operations (factorial, DMA); holds the DMA
     /// buffer (`None` without DMA, and once unbound).
     #[pin]
@@ -111,7 +115,7 @@ pub(crate) struct Instance {
     pub(crate) done_cv: TaskCondVar,
 }
 
-impl Instance {
+impl<S: Source> Instance<S> {
     pub(crate) fn gone(&self) -> bool {
         self.gone.load(Acquire)
     }

@@ -21,7 +21,6 @@ use kernel::{
 };
 
 use crate::{
-    instance::Instance,
     regs,
     rtrs::{
         context::{
@@ -34,11 +33,12 @@ use crate::{
         },
         time::ktime_ns,
     },
+    session::EduInstance,
 };
 
 /// The interrupt handler pair of an instance.
 pub(crate) struct EduIrq {
-    pub(crate) inst: Arc<Instance>,
+    pub(crate) inst: Arc<EduInstance>,
 }
 
 impl IrqHandler for EduIrq {

@@ -27,7 +27,7 @@
 //!
 //! # Unbinding
 //!
-//! Open files keep the [`instance::Instance`] (not the device). Unbinding marks it
+//! Open files keep the [`session::EduInstance`] (not the device). Unbinding marks it
 //! gone, stops its session (readers get `ENODEV` once the queued records
 //! are read), wakes and waits out the device operations, waits for a DMA
 //! transfer that an interrupted operation left running, turns bus mastering
@@ -38,12 +38,17 @@
 //!
 //! # Files
 //!
+//! From the ground up: a file names only those before it in this list (and
+//! this file's module parameters and instance table):
+//!
 //! - `regs.rs`: the device's registers and BAR type.
 //! - `instance.rs`: one bound device and its operations (factorial, DMA),
-//!   detaching at unbind.
-//! - `irq.rs`: the interrupt handler pair.
+//!   detaching at unbind; it holds the sessions measured on it, of a type
+//!   it does not name.
 //! - `session.rs`: the latency session (hard-mode hrtimer raising the
-//!   device's interrupt) as a `rtrs::measure::Source`.
+//!   device's interrupt) as a `rtrs::measure::Source`, and `EduInstance`,
+//!   the instance with it.
+//! - `irq.rs`: the interrupt handler pair.
 //! - `uapi.rs`: the device's own ioctls.
 //! - `file.rs`: an open `/dev/rtedu<N>`.
 //! - `driver.rs`: the PCI driver, probe and unbind.
@@ -70,7 +75,7 @@ mod session;
 mod uapi;
 
 use driver::RteduDriver;
-use instance::Instance;
+use session::EduInstance;
 
 /// Instances (`/dev/rtedu0` ... `/dev/rtedu7`).
 const MAX_INSTANCES: usize = 8;
@@ -99,7 +104,7 @@ module! {
 kernel::sync::global_lock! {
     // SAFETY: Initialised in the module initialiser before the driver is
     // registered.
-    unsafe(uninit) static INSTANCES: Mutex<[Option<Arc<Instance>>; MAX_INSTANCES]> =
+    unsafe(uninit) static INSTANCES: Mutex<[Option<Arc<EduInstance>>; MAX_INSTANCES]> =
         [const { None }; MAX_INSTANCES];
 }
 

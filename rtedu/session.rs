@@ -63,6 +63,9 @@ use crate::{
     },
 };
 
+/// An edu device and the sessions measured on it.
+pub(crate) type EduInstance = Instance<EduSession>;
+
 /// A latency session on one instance: one channel (0).
 #[pin_data(PinnedDrop)]
 pub(crate) struct EduSession {
@@ -70,7 +73,7 @@ pub(crate) struct EduSession {
     timer: HrTimer<Self>,
     #[pin]
     out: Output,
-    inst: Arc<Instance>,
+    inst: Arc<EduInstance>,
     period: i64,
     /// Sequence number of the last raised event.
     seq: Atomic<u64>,
@@ -174,11 +177,11 @@ impl EduSession {
 }
 
 impl Source for EduSession {
-    type Device = Arc<Instance>;
+    type Device = Arc<EduInstance>;
 
     fn configure(
         _ctx: &Sleepable,
-        inst: &Arc<Instance>,
+        inst: &Arc<EduInstance>,
         config: Config,
         cpus: &[u64],
         readers: Arc<Readers>,
