@@ -2828,6 +2828,62 @@ static int pin_to(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* CPU cpu's busy and total time from /proc/stat, in ticks; -1 if absent. */
+static int cpu_ticks(int cpu, unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[8] = { 0 };
+	char name[16], line[256];
+	FILE *f = fopen("/proc/stat", "r");
+	int n, i, found = -1;
+
+	if (!f)
+		return -1;
+	snprintf(name, sizeof(name), "cpu%d ", cpu);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, name, strlen(name)))
+			continue;
+		n = sscanf(line + strlen(name), "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+			   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+		if (n < 4)
+			break;
+		*total = 0;
+		for (i = 0; i < 8; i++)
+			*total += v[i];
+		/* All but idle and iowait. */
+		*busy = *total - v[3] - v[4];
+		found = 0;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Waits (up to timeout_ms) until CPU cpu was busy for 10 % or less of a
+ * window of 200 ms, as /proc/stat counts it; the busy share of the last
+ * window, in percent, or -1 if it cannot be read. What the kernel does on a CPU after
+ * a test's event there (it was brought back online, a task on it ended)
+ * can keep it busy for a while on a slow guest.
+ */
+static int wait_cpu_idle(int cpu, int timeout_ms)
+{
+	unsigned long long b0, t0, b1, t1;
+	__u64 start = mono_ns();
+	int pct = -1;
+
+	do {
+		if (cpu_ticks(cpu, &b0, &t0))
+			return -1;
+		sleep_ms(200);
+		if (cpu_ticks(cpu, &b1, &t1))
+			return -1;
+		pct = t1 > t0 ? (int)(100 * (b1 - b0) / (t1 - t0)) : 0;
+		if (pct <= 10)
+			break;
+	} while ((mono_ns() - start) / 1000000 < (__u64)timeout_ms);
+	return pct;
+}
+
 /*
  * RTLAT_REC_IDLE: the CPU was idle when the timer's interrupt came. On a
  * CPU where nothing else runs, some activations find it idle, on each path
@@ -2863,8 +2919,18 @@ TEST_F_TIMEOUT(dev, idle_flag_only_when_the_cpu_was_idle, 120)
 	for (busy = 0; busy < 2; busy++) {
 		for (k = 0; k < 3; k++) {
 			sp = (struct spinner){ .cpu = 1 };
-			if (busy)
+			if (busy) {
 				ASSERT_EQ(0, start_spinner(&sp));
+			} else {
+				/* Idle: nothing of an earlier test's left on
+				 * it (seen: every activation of the irq-only
+				 * and thread cases found a task there, some
+				 * tests after CPU 1 came back online). */
+				int pct = wait_cpu_idle(1, 10000);
+
+				ASSERT_LE(0, pct) TH_LOG("no CPU 1 in /proc/stat");
+				ASSERT_GE(10, pct) TH_LOG("CPU 1 not idle in 10 s (%d %% busy)", pct);
+			}
 			default_config(&c);
 			c.stages = kinds[k].stages;
 			c.cpus[0] = 1 << 1;
