@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: GPL-2.0
+"""scripts/run-tests: the whole test suite (scripts/runner/__init__.py)."""
+
+import os
+import sys
+
+if __package__ in (None, ""):
+    # Run as a directory (python3 scripts/runner): import it as a package.
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+from runner.run import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The distribution's own RT kernels (step 8): their build directories
+and systems prepared in the background (step 1: scripts/distro-kdir, then
+scripts/distro-system, one release after another: they share a build
+root), and what runs on the host for a release once its guest is done:
+apt remove leaves nothing behind, a mismatched toolchain is refused, dkms
+builds the suite from the headers."""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+from runner.console import err, say
+from runner.steps import first_line, readlink_f, tail
+from runner.timings import now
+
+BAD_RUSTC = 'CONFIG_RUSTC_VERSION_TEXT="rustc 1.84.0 (9fc6b4312 2025-01-07)"'
+
+
+def nonempty(path):
+    """[ -s PATH ]"""
+    try:
+        return os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class Prepared:
+    rc: int     # 0: its build directory and system are there
+    secs: int
+
+
+class Distro:
+    def __init__(self, root, logs, cache, config, lib, steps, tally):
+        self.root = root
+        self.logs = logs
+        self.cache = cache
+        self.config = config
+        self.lib = lib
+        self.steps = steps
+        self.tally = tally
+        self.releases = config.distros.split()
+        self.prepared = {}   # release -> Prepared, as the job wrote it
+        self.ready = {}      # release -> 0 if its guest can boot
+
+    def log(self, rel, ext):
+        return os.path.join(self.logs, f"distro-{rel}.{ext}")
+
+    def arch(self, rel):
+        """The release's architecture (it names Debian's last), None if unknown."""
+        return self.lib.arch_info(rel.rsplit("-", 1)[-1], "arch")
+
+    def kdir(self, rel):
+        """The build directory scripts/distro-kdir printed for rel."""
+        return first_line(self.log(rel, "kdir"))
+
+    def system_dir(self, kdir):
+        """The installed system scripts/vmtest --system boots for the build
+        directory kdir (its copy of the root, the packages installed)."""
+        return os.path.join(self.root, "out", "vmtest", os.path.basename(readlink_f(kdir)), "initramfs")
+
+    def prepare(self, job):
+        """The background job of step 1: each release's build directory,
+        then the system its packages are installed into."""
+        for rel in self.releases:
+            t0 = now()
+            with open(self.log(rel, "kdir"), "wb") as out, open(self.log(rel, "log"), "wb") as err:
+                rc = job.run([self.steps.script("distro-kdir"), "--release", rel],
+                             stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            with open(self.log(rel, "system"), "wb") as out, open(self.log(rel, "log"), "ab") as err:
+                if job.run([self.steps.script("distro-system"), "--release", rel],
+                           stdout=out, stderr=err, stdin=subprocess.DEVNULL) != 0:
+                    rc = 1
+            self.prepared[rel] = Prepared(rc, now() - t0)
+
+    def preparation_results(self):
+        """After the job: each release's time, and whether its guest can
+        boot (a release whose preparation failed boots none: step 8
+        reports it failed)."""
+        for rel in self.releases:
+            prep = self.prepared.get(rel, Prepared(1, 0))
+            self.steps.timings.record(f"distro {rel}: prepare (background)", prep.secs)
+            # (Its system's path printed, or it is not there.)
+            rc = prep.rc if nonempty(self.log(rel, "system")) else 1
+            self.ready[rel] = rc
+            if rc != 0:
+                say(f"the preparation of {rel} failed:")
+                tail([self.log(rel, "log")])
+
+    def host_checks(self, rel, in_guest, guest_failed):
+        """What runs on the host for rel once its guest is done (in_guest:
+        its guest ran; guest_failed: its count of failures)."""
+        say(f"=== distribution kernel {rel}: on the host")
+        darch = self.arch(rel) or "x86_64"
+        kdir = self.kdir(rel)
+        system = self.system_dir(kdir)
+        # The packages leave nothing behind when apt removes them (in the
+        # system the guest booted, chrooted on the host). (Only where this
+        # run's guest installed them: a failed install is that guest's
+        # failure, not one more; a guest that passed without them is one.)
+        what = "apt remove of the packages leaves no module behind"
+        if in_guest and os.path.isfile(os.path.join(system, "var/lib/dpkg/info/rtlat.list")):
+            rc = self.steps.step(f"distro {rel}: apt remove",
+                                 [self.steps.script("distro-system"), "--remove", system, rel])
+            self.tally.judged(rc == 0, what, f"{rel}: apt remove")
+        elif in_guest and guest_failed == 0:
+            say(f"{system}: the guest passed, but rtlat is not installed there")
+            self.tally.judged(False, what, f"{rel}: apt remove")
+        hdr = self.headers(rel)
+        if rel == self.config.first_distro:
+            self.toolchain_refused(rel, hdr)
+        self.dkms_build(rel, darch, hdr)
+
+    def headers(self, rel):
+        """The headers scripts/distro-kdir made of rel, "" if none."""
+        found = sorted(glob.glob(os.path.join(glob.escape(self.cache), "distro", f"headers-{glob.escape(rel)}-*")))
+        return found[0] if found else ""
+
+    def toolchain_refused(self, rel, hdr):
+        """A kernel built with a toolchain that cannot be had is refused,
+        naming it (for the first release: the same check of the same file
+        whatever the architecture). Without the headers the check fails:
+        it does not vanish."""
+        what, label = "mismatched toolchain refused with a message", f"{rel}: mismatch refused"
+        if not hdr:
+            say(f"toolchain refusal: no headers of {rel} (scripts/distro-kdir makes them)")
+            self.tally.judged(False, what, label)
+            return
+        fd, bad = tempfile.mkstemp()
+        with os.fdopen(fd, "w", errors="surrogateescape") as f:
+            try:
+                with open(os.path.join(hdr, ".config"), errors="surrogateescape") as conf:
+                    for line in conf:
+                        f.write(BAD_RUSTC + "\n" if line.startswith("CONFIG_RUSTC_VERSION_TEXT=") else line)
+            except OSError as e:
+                say(f"{hdr}/.config: {e.strerror}")
+        rc, out = self.steps.step_captured(f"distro {rel}: toolchain mismatch refused",
+                                           [self.steps.script("distro-kdir"), "--release", rel,
+                                            "--check-config", bad])
+        os.remove(bad)
+        say("\n".join("# " + line for line in out.split("\n")))
+        refused = rc != 0 and re.search(r"rustc: the kernel was built with 'rustc 1.84.0", out) is not None
+        self.tally.judged(refused, what, label)
+
+    def dkms_build(self, rel, darch, hdr):
+        """dkms builds the suite for that kernel from its headers alone
+        (for the machine's own architecture, as dkms is used), in a tree of
+        its own: the host's /usr/src and /var/lib/dkms are left alone.
+        Without dkms or the headers the check fails: it does not vanish."""
+        what, label = f"dkms build for {rel}", f"{rel}: dkms build"
+        host = self.lib.host_arch()
+        have_dkms = shutil.which("dkms") is not None
+        if darch == host and (not have_dkms or not hdr):
+            why = [] if have_dkms else ["no dkms on this machine"]
+            why += [] if hdr else [f"no headers of {rel}"]
+            say(f"dkms: {', '.join(why)} (scripts/setup and scripts/distro-kdir make them)")
+            self.tally.judged(False, what, label)
+        elif darch == host:
+            t0 = now()
+            ok = self.dkms(rel, hdr)
+            self.tally.judged(ok, what, label)
+            self.steps.timings.timed(f"distro {rel}: dkms build", t0)
+        else:
+            # (The one expected skip of the host's checks, counted with its reason.)
+            say(f"ok - dkms build for {rel} # SKIP dkms builds on the machine it installs for, "
+                f"{darch} is not this one's")
+            self.tally.add(0, 0, 1, label)
+
+    def dkms(self, rel, hdr):
+        """dkms add, build and status of this checkout's sources for rel in
+        out/run-tests/dkms-REL (kept, with its log, if it fails)."""
+        # (sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+        with open(os.path.join(self.root, "dkms.conf")) as f:
+            ver = "\n".join(m.group(1) + line[m.end():] for line in f.read().split("\n")
+                            for m in [re.match(r'PACKAGE_VERSION="(.*)"', line)] if m)
+        dk = os.path.join(self.logs, f"dkms-{rel}")
+        src = os.path.join(dk, "src", f"rtrs-{ver}")
+        shutil.rmtree(dk, ignore_errors=True)
+        os.makedirs(src)
+        os.makedirs(os.path.join(dk, "tree"))
+        files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=self.root,
+                               stdout=subprocess.PIPE).stdout.split(b"\n")
+        files = b"".join(f + b"\n" for f in files if f and not f.startswith(b"out/"))
+        pack = subprocess.Popen(["tar", "-cf", "-", "-T", "-"], cwd=self.root,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        unpack = subprocess.Popen(["tar", "-C", src, "-xf", "-"], stdin=pack.stdout)
+        pack.stdout.close()
+        pack.stdin.write(files)
+        pack.stdin.close()
+        pack.wait()
+        unpack.wait()
+
+        def dkms(*args):
+            return ["dkms", *args, "--sourcetree", os.path.join(dk, "src"), "--dkmstree", os.path.join(dk, "tree")]
+        fg = self.steps.fg
+        ok = False
+        with open(dk + ".log", "wb") as log:
+            ok = fg.run(dkms("add", f"rtrs/{ver}"), stdout=log, stderr=subprocess.STDOUT) == 0
+            ok = ok and fg.run(dkms("build", f"rtrs/{ver}", "-k", rel, "--kernelsourcedir", hdr),
+                               stdout=log, stderr=subprocess.STDOUT) == 0
+        if ok:
+            rc, out = fg.output(dkms("status", f"rtrs/{ver}", "-k", rel))
+            ok = b"built" in out
+        if ok:
+            built = os.path.join(dk, "tree", "rtrs", ver, rel)
+            ok = bool(glob.glob(os.path.join(glob.escape(built), "*", "module", "rtlat.ko")))
+            if not ok:
+                err(f"{built}/*/module/rtlat.ko: no such file")
+        # (A failure keeps the tree and the log.)
+        if ok:
+            shutil.rmtree(dk, ignore_errors=True)
+        else:
+            tail([dk + ".log", os.path.join(dk, "tree", "rtrs", ver, "build", "make.log")])
+        return ok
