@@ -10,7 +10,7 @@ One concept a module:
   cells      a matrix cell, the matrix parsed and checked
   console    what the runner prints
   tally      the counts of every check, the summary
-  timings    each step's wall time: the table, timings.json
+  timings    each step's wall time: the table, timings.json, an RST table
   procs      processes: the foreground one, background jobs, interrupts
   steps      a timed step, a KTAP-counted step, the kernels
   pool       the guests, RTRS_GUEST_JOBS at a time, and their queue order

@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/run-tests: the whole test suite (scripts/runner/__init__.py)."""
+"""scripts/run-tests [--rst-table FILE.json]: the whole test suite
+(scripts/runner/__init__.py); with --rst-table, no run: the RST table of
+the step timings a run wrote (out/run-tests/timings.json), for
+Documentation/testing.rst."""
 
 import os
 import sys

@@ -7,11 +7,14 @@ at a time, and their results with step 8's host checks; the negative
 checks; make check-long's check; the benchmark smoke run; the table of
 timings, the summary, and "N passed, N failed, N skipped"."""
 
+import argparse
+import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 
 from runner import bench, negative
 from runner.cells import BUILD, MatrixError, parse_matrix
@@ -23,7 +26,7 @@ from runner.pool import GuestPool, queue_order, report_order
 from runner.procs import BackgroundJob, Foreground, Interrupts
 from runner.steps import Kernels, Steps, tail
 from runner.tally import Tally
-from runner.timings import Timings, now
+from runner.timings import Timings, now, rst_table
 
 
 class Run:
@@ -249,7 +252,17 @@ class Run:
 
 
 def main(argv):
-    """The run (arguments are ignored, as scripts/run-tests ignored them)."""
+    parser = argparse.ArgumentParser(
+        prog="scripts/run-tests",
+        description="The whole rtrs test suite, as make check runs it (Documentation/testing.rst).")
+    parser.add_argument("--rst-table", metavar="FILE.json",
+                        help="print the RST table of the timings a run wrote (out/run-tests/timings.json)")
+    args = parser.parse_args(argv)
+    if args.rst_table:
+        with open(args.rst_table) as f:
+            sys.stdout.write(rst_table(json.load(f)))
+        return 0
+
     # (Until the run's own handlers: an interrupt ends it as it would a
     # shell; an ignored one stays ignored.)
     if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:

@@ -10,7 +10,7 @@ from runner.negative import long_programs
 from runner.pool import queue_order, report_order
 from runner.steps import TOTALS
 from runner.tally import Tally
-from runner.timings import Timing, table_line
+from runner.timings import Timing, rst_table, table_line
 
 ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "arm64": "arm64", "riscv64": "riscv64", "riscv": "riscv64"}
 
@@ -104,6 +104,29 @@ class Tables(unittest.TestCase):
                                        "7.2 x86_64 build check                     0 passed, 1 failed, 0 skipped"])
         self.assertEqual(t.total_line(), "78 passed, 1 failed, 2 skipped")
         self.assertEqual(Tally().summary(), [""])
+
+    def test_rst(self):
+        data = {"run": "make check", "total": 1101,
+                "steps": [{"label": "host checks", "seconds": 37},
+                          {"label": "guest 7.3 x86_64 (+ benchmark smoke run)", "seconds": 655, "cpu_seconds": 512},
+                          {"label": "a*b rt_", "seconds": 1}]}
+        self.assertEqual(rst_table(data).split("\n"), [
+            "======================================== =================",
+            "step                                     wall time",
+            "======================================== =================",
+            "host checks                              37 s",
+            "guest 7.3 x86_64 (+ benchmark smoke run) 655 s (CPU 512 s)",
+            "a\\*b rt\\_                                1 s",
+            "``make check`` in all                    1101 s",
+            "======================================== =================",
+            ""])
+        try:
+            import docutils.core
+        except ImportError:
+            return
+        html = docutils.core.publish_string(rst_table(data), writer_name="html",
+                                            settings_overrides={"report_level": 2, "halt_level": 2})
+        self.assertIn(b"a*b rt_", html)
 
 
 class Parsing(unittest.TestCase):

@@ -2,8 +2,8 @@
 """Each step's wall time, as data: printed "--- LABEL: N s" (stderr) when
 the step ends, kept in order of the steps' ends, written as the table
 "=== timings" prints (out/run-tests/timings) and as JSON
-(out/run-tests/timings.json), for what reads them (a documentation
-table).
+(out/run-tests/timings.json), from which rst_table() makes the table
+Documentation/testing.rst's "Timings" shows.
 
 timings.json:
   {"run": "make check", "commit": "94c33cc", "started": "2026-12-07T06:40:00Z",
@@ -14,6 +14,7 @@ timings.json:
 
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -104,3 +105,26 @@ class Timings:
             f.write("\n")
         os.replace(tmp, self.json_path)
 
+
+def rst_escape(text):
+    """Text as RST prints it literally in a table cell."""
+    text = re.sub(r"([\\*`|])", r"\\\1", text)
+    return re.sub(r"_(?=[^A-Za-z0-9]|$)", r"\\_", text)
+
+
+def rst_table(data):
+    """The RST table of a run's timings.json (as loaded): a row a step,
+    its wall time (and a guest's QEMU CPU time), then the total."""
+    rows = []
+    for s in data["steps"]:
+        cpu = f" (CPU {s['cpu_seconds']} s)" if s.get("cpu_seconds") is not None else ""
+        rows.append((rst_escape(s["label"]), f"{s['seconds']} s{cpu}"))
+    if data.get("total") is not None:
+        rows.append((f"``{data['run']}`` in all", f"{data['total']} s"))
+    head = ("step", "wall time")
+    w0 = max(len(r[0]) for r in rows + [head])
+    w1 = max(len(r[1]) for r in rows + [head])
+    rule = "=" * w0 + " " + "=" * w1
+    lines = [rule, f"{head[0]:<{w0}} {head[1]}", rule]
+    lines += [f"{a:<{w0}} {b}" for a, b in rows]
+    return "\n".join(lines + [rule]) + "\n"
