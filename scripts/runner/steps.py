@@ -32,8 +32,9 @@ def first_line(path):
 
 def tail(paths, n=20):
     """tail -n N FILE...: the end of the files there are (headed, for more
-    than one, as tail heads them)."""
-    subprocess.run(["tail", f"-{n}", *paths], stderr=subprocess.DEVNULL)
+    than one, as tail heads them). (Not `tail -N`: GNU tail refuses that
+    form with two files, "option used in invalid context".)"""
+    subprocess.run(["tail", "-n", str(n), *paths], stderr=subprocess.DEVNULL)
 
 
 class Steps:
