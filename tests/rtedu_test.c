@@ -190,6 +190,75 @@ static int pci_command(const char *name)
 	return n == sizeof(cmd) ? cmd : -1;
 }
 
+/* The PCI status register of a device (bit 3: INTx asserted), or -1. */
+static int pci_status(const char *name)
+{
+	char path[128];
+	uint16_t st;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &st, sizeof(st), 6);
+	close(fd);
+	return n == sizeof(st) ? st : -1;
+}
+
+/*
+ * When a device's interrupt seems not to arrive (an operation timed out,
+ * no record came): what each step of its way says. The device (INTx
+ * asserted, disabled), the kernel (the line's count per CPU), the driver
+ * (its handler's counts) and its IRQ thread (state, CPU).
+ */
+static void log_irq_path(struct __test_metadata *_metadata, int fd, const char *name)
+{
+	struct rtedu_info i = info_of(fd);
+	char path[64], line[512], tag[16], comm[64];
+	int cmd = pci_command(name), st = pci_status(name), cpu = -1, k;
+	char state = '?';
+	FILE *f;
+
+	TH_LOG("%s: command %#x (INTx %s), status %#x (INTx %s)", name, cmd,
+	       cmd >= 0 && (cmd & 0x400) ? "disabled" : "enabled", st,
+	       st >= 0 && (st & 0x8) ? "asserted" : "not asserted");
+	TH_LOG("rtedu%u: irq %u, type %u, %llu handled, %llu not ours", i.instance, i.irq,
+	       i.irq_type, (unsigned long long)i.irqs, (unsigned long long)i.spurious);
+	snprintf(tag, sizeof(tag), "%u:", i.irq);
+	f = fopen("/proc/interrupts", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = line + strspn(line, " ");
+
+		if (!strncmp(p, tag, strlen(tag)))
+			TH_LOG("/proc/interrupts: %s", strtok(p, "\n"));
+	}
+	if (f)
+		fclose(f);
+	if (i.irq_thread_tid <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/stat", i.irq_thread_tid);
+	f = fopen(path, "r");
+	if (f && fgets(line, sizeof(line), f)) {
+		char *p = strrchr(line, ')');
+
+		/* Field 3 is the state, field 39 the CPU it last ran on. */
+		if (p && sscanf(p + 2, "%c", &state) == 1) {
+			for (k = 0; k < 37 && p; k++)
+				p = strchr(p + 1, ' ');
+			if (p)
+				sscanf(p + 1, "%d", &cpu);
+		}
+		p = strchr(line, '(');
+		snprintf(comm, sizeof(comm), "%.*s", p ? (int)(strrchr(line, ')') - p - 1) : 0,
+			 p ? p + 1 : "");
+		TH_LOG("IRQ thread %d (%s): state %c, last on CPU %d", i.irq_thread_tid, comm,
+		       state, cpu);
+	}
+	if (f)
+		fclose(f);
+}
+
 /* The edu device's registers (BAR 0) of a device, mapped; NULL on error. */
 static volatile uint32_t *map_bar0(const char *name)
 {
@@ -841,7 +910,9 @@ TEST(unbind_bind_during_measurement)
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
 	r.fd = fd;
 	ASSERT_EQ(0, pthread_create(&t, NULL, reader_fn, &r));
-	ASSERT_LE(20, wait_produced(fd, 20, 10000));
+	if (wait_produced(fd, 20, 10000) < 20)
+		log_irq_path(_metadata, fd, name);
+	ASSERT_LE(20, wait_produced(fd, 20, 0));
 	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
 	pthread_join(t, NULL);
 	EXPECT_LT(0, r.records);
@@ -863,7 +934,11 @@ TEST(unbind_bind_during_measurement)
 	fd = open(DEV1, O_RDWR);
 	ASSERT_LE(0, fd);
 	struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 5 };
-	ASSERT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f));
+	if (ioctl(fd, RTEDU_IOC_FACTORIAL, &f)) {
+		TH_LOG("after bind: %s", strerror(errno));
+		log_irq_path(_metadata, fd, name);
+		ASSERT_TRUE(0);
+	}
 	EXPECT_EQ(120, f.result);
 	close(fd);
 }
@@ -935,7 +1010,11 @@ TEST(dma_interrupted_then_unbind)
 	ASSERT_LE(0, fd);
 	EXPECT_NE(0, pci_command(name) & 0x4);
 	d.buf_ptr = (uintptr_t)b;
-	EXPECT_EQ(0, ioctl(fd, RTEDU_IOC_DMA, &d)) TH_LOG("after bind: %s", strerror(errno));
+	if (ioctl(fd, RTEDU_IOC_DMA, &d)) {
+		TH_LOG("after bind: %s", strerror(errno));
+		log_irq_path(_metadata, fd, name);
+		ASSERT_TRUE(0);
+	}
 	EXPECT_EQ(0, memcmp(b, want, RTEDU_DMA_MAX));
 	munmap((void *)bar, 4096);
 	close(fd);
@@ -962,7 +1041,9 @@ TEST(unbind_keeps_queued_records)
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_CONFIG, &c));
 	ASSERT_EQ(0, ioctl(fd, RTLAT_IOC_START));
 	/* Records queue up: no one reads them yet. */
-	ASSERT_LE(20, wait_produced(fd, 20, 10000));
+	if (wait_produced(fd, 20, 10000) < 20)
+		log_irq_path(_metadata, fd, name);
+	ASSERT_LE(20, wait_produced(fd, 20, 0));
 	ASSERT_EQ(0, write_file(DRIVER "/unbind", name)) TH_LOG("unbind %s: %s", name, strerror(errno));
 	/* Never blocks once the stream ended; a hang would not tell why. */
 	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
