@@ -557,6 +557,17 @@ struct span {
  * Reads every record until EOF; checks per-CPU order and stage
  * plausibility. With `span`, also each CPU's span of `period` ns periods.
  */
+/*
+ * Which record a failed check of drain_spans() is about, and when it was
+ * read: a latency past a sanity bound can then be set against what the
+ * test did at that time.
+ */
+#define TH_LOG_RECORD(r)                                                                      \
+	TH_LOG("cpu %u seq %llu expected at %llu ns: irq %lld ns, thread %lld ns, flags %#x; read at %llu ns", \
+	       (r)->cpu, (unsigned long long)(r)->seq, (unsigned long long)(r)->expected_ns,     \
+	       (long long)(r)->lat_ns[RTLAT_STAGE_IRQ], (long long)(r)->lat_ns[RTLAT_STAGE_THREAD], \
+	       (r)->flags, (unsigned long long)mono_ns())
+
 static int drain_spans(struct __test_metadata *_metadata, int fd, __u64 *per_cpu, int ncpu,
 		       struct span *span, __u64 period)
 {
@@ -579,14 +590,15 @@ static int drain_spans(struct __test_metadata *_metadata, int fd, __u64 *per_cpu
 			EXPECT_LT(last_seq[r->cpu], r->seq) TH_LOG("cpu %u seq %llu after %llu",
 				r->cpu, (unsigned long long)r->seq, (unsigned long long)last_seq[r->cpu]);
 			last_seq[r->cpu] = r->seq;
-			EXPECT_LE(0, r->lat_ns[RTLAT_STAGE_IRQ]);
+			EXPECT_LE(0, r->lat_ns[RTLAT_STAGE_IRQ]) TH_LOG_RECORD(r);
 			/* Loose sanity bound only: 1 s, even under TCG. */
-			EXPECT_GT(1000000000LL, r->lat_ns[RTLAT_STAGE_IRQ]);
+			EXPECT_GT(1000000000LL, r->lat_ns[RTLAT_STAGE_IRQ]) TH_LOG_RECORD(r);
 			if (r->flags & RTLAT_REC_NO_THREAD) {
-				EXPECT_EQ(-1, r->lat_ns[RTLAT_STAGE_THREAD]);
+				EXPECT_EQ(-1, r->lat_ns[RTLAT_STAGE_THREAD]) TH_LOG_RECORD(r);
 			} else {
-				EXPECT_LE(r->lat_ns[RTLAT_STAGE_IRQ], r->lat_ns[RTLAT_STAGE_THREAD]);
-				EXPECT_GT(1000000000LL, r->lat_ns[RTLAT_STAGE_THREAD]);
+				EXPECT_LE(r->lat_ns[RTLAT_STAGE_IRQ], r->lat_ns[RTLAT_STAGE_THREAD])
+					TH_LOG_RECORD(r);
+				EXPECT_GT(1000000000LL, r->lat_ns[RTLAT_STAGE_THREAD]) TH_LOG_RECORD(r);
 			}
 			if (span) {
 				struct span *p = &span[r->cpu];
