@@ -578,9 +578,13 @@ static int drain_spans(struct __test_metadata *_metadata, int fd, __u64 *per_cpu
 	int i;
 
 	while ((n = read(fd, recs, sizeof(recs))) > 0) {
+		__u64 now = mono_ns();
+
 		EXPECT_EQ(0, n % (ssize_t)sizeof(recs[0]));
 		for (i = 0; i < n / (ssize_t)sizeof(recs[0]); i++) {
 			struct rtlat_record *r = &recs[i];
+			/* From the activation's expected time to the read. */
+			long long before_read = (long long)(now - r->expected_ns);
 
 			EXPECT_EQ(RTLAT_VERSION, r->version);
 			EXPECT_EQ(sizeof(*r), r->size);
@@ -591,14 +595,19 @@ static int drain_spans(struct __test_metadata *_metadata, int fd, __u64 *per_cpu
 				r->cpu, (unsigned long long)r->seq, (unsigned long long)last_seq[r->cpu]);
 			last_seq[r->cpu] = r->seq;
 			EXPECT_LE(0, r->lat_ns[RTLAT_STAGE_IRQ]) TH_LOG_RECORD(r);
-			/* Loose sanity bound only: 1 s, even under TCG. */
-			EXPECT_GT(1000000000LL, r->lat_ns[RTLAT_STAGE_IRQ]) TH_LOG_RECORD(r);
+			/*
+			 * Each stage ended before its record was read. No bound
+			 * in seconds: a host that starves a vCPU delays a stage
+			 * past 1 s (Documentation/testing.rst).
+			 */
+			EXPECT_LE(r->expected_ns, now) TH_LOG_RECORD(r);
+			EXPECT_GE(before_read, r->lat_ns[RTLAT_STAGE_IRQ]) TH_LOG_RECORD(r);
 			if (r->flags & RTLAT_REC_NO_THREAD) {
 				EXPECT_EQ(-1, r->lat_ns[RTLAT_STAGE_THREAD]) TH_LOG_RECORD(r);
 			} else {
 				EXPECT_LE(r->lat_ns[RTLAT_STAGE_IRQ], r->lat_ns[RTLAT_STAGE_THREAD])
 					TH_LOG_RECORD(r);
-				EXPECT_GT(1000000000LL, r->lat_ns[RTLAT_STAGE_THREAD]) TH_LOG_RECORD(r);
+				EXPECT_GE(before_read, r->lat_ns[RTLAT_STAGE_THREAD]) TH_LOG_RECORD(r);
 			}
 			if (span) {
 				struct span *p = &span[r->cpu];
@@ -2047,8 +2056,9 @@ TEST_F(dev, user_wait_interrupted)
 	 * the kernel thread recorded it when it fired: its thread stage is
 	 * below the period. Handed to the waiter that had left, it would be
 	 * taken by the kernel thread only at the next activation, a period
-	 * later. (A guest's vCPU stalls, up to 254 ms seen, are far below
-	 * the 1 s period.)
+	 * later. (A vCPU that the host starves for more than the 1 s period
+	 * would fail it too: 1.5 s was measured on an overloaded machine,
+	 * Documentation/testing.rst, none in make check's runs.)
 	 */
 	EXPECT_EQ(0, r[0].missed);
 	EXPECT_EQ(RTLAT_REC_NO_WAITER | RTLAT_REC_NO_USER | RTLAT_REC_NO_RESPONSE,
