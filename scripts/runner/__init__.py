@@ -18,7 +18,11 @@ One concept a module:
   negative   step 7, the negative checks; make check-long's own check
   bench      step 6, the benchmark smoke run
   run        the steps in their order
+  vmtest     scripts/vmtest: one guest, from its kernel and builds to its
+             boot and scripts/vmtest-report (scripts/vmtest is a wrapper)
+  peers      the real peers (cyclictest, hackbench, rtla) in a guest's root
 
-The pure logic (matrix, queue order, tables) has unit tests:
+The pure logic (matrix, queue order, tables, vmtest's options and
+command lines) has unit tests:
 cd scripts && python3 -m unittest runner.test_runner
 """

@@ -2,7 +2,7 @@
 """The values and functions of scripts/lib.sh, read by running bash: they
 stay defined there, once (RTRS_ROOT, RTRS_CACHE, RTRS_TREES, RTRS_ARCHES,
 the matrices, distro_releases, arch_info, vm_cpus_suffix, host_arch,
-host_rtlat)."""
+host_rtlat, toolchain_env)."""
 
 import functools
 import os
@@ -73,3 +73,25 @@ class Lib:
     def host_rtlat(self):
         """host_rtlat: the host's rtlat tool, built if needed; (status, path)."""
         return bash("host_rtlat")
+
+
+TOOLCHAIN_VARS = ("PATH", "LIBCLANG_PATH", "LLVM", "RUST_LIB_SRC", "CARGO_TARGET_DIR")
+
+
+def toolchain_env():
+    """toolchain_env (no KDIR): the variables it exports, as a dict."""
+    rc, out = bash('toolchain_env && printf "%s\\0" ' + " ".join(f'"${v}"' for v in TOOLCHAIN_VARS))
+    vals = out.split("\0")
+    if rc != 0 or len(vals) < len(TOOLCHAIN_VARS):
+        raise SystemExit(f"rtrs: error: could not read toolchain_env from {LIB_SH}")
+    return dict(zip(TOOLCHAIN_VARS, vals))
+
+
+def arch_fields(name, *fields):
+    """arch_info NAME FIELD...: the fields, the last one the rest of the
+    line (read -r's split); None for a name the table lacks."""
+    rc, out = bash('arch_info "$@"', name, *fields)
+    if rc != 0:
+        return None
+    words = out.split(None, len(fields) - 1)
+    return words + [""] * (len(fields) - len(words))

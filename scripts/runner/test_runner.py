@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests of the runner's pure logic: the matrix, the queue order,
-the tables. cd scripts && python3 -m unittest runner.test_runner"""
+the tables, scripts/vmtest's options and command lines.
+cd scripts && python3 -m unittest runner.test_runner"""
 
 import unittest
 
@@ -11,6 +12,8 @@ from runner.pool import queue_order, report_order
 from runner.steps import TOTALS
 from runner.tally import Tally
 from runner.timings import Timing, rst_table, table_line
+from runner.vmtest import (Die, Unbound, check_options, guest_memory, guest_timeout, kernel_append, need_tool,
+                           parse_args, qemu_argv, report_argv, timeout_error, want_peers, wants_scrape, work_suffix)
 
 ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "arm64": "arm64", "riscv64": "riscv64", "riscv": "riscv64"}
 
@@ -145,6 +148,119 @@ class Parsing(unittest.TestCase):
         self.assertTrue(has_word("x86_64", "x86_64 arm64"))
         self.assertFalse(has_word("arm", "arm64 riscv64"))
         self.assertFalse(has_word("x86_64", ""))
+
+
+def vm_opts(*args):
+    o = parse_args(list(args), "7.3")
+    check_options(o)
+    return o
+
+
+class Vmtest(unittest.TestCase):
+    def test_parse(self):
+        o = parse_args([], "7.3")
+        self.assertEqual((o.arch, o.tree, o.flavour, o.cpus, o.shell, o.system, o.build_only),
+                         ("x86_64", "7.3", "debug", "2", 0, 0, 0))
+        o = parse_args(["--arch", "arm64", "--tree", "7.2", "--inject-splat", "--system", "--build-only", "--shell",
+                        "--cpus", "2/260", "--programs", "rt_env rtlat_test", "--timeout", "900"], "7.3")
+        self.assertEqual((o.arch, o.tree, o.inject, o.system, o.build_only, o.shell, o.online, o.possible, o.programs,
+                          o.timeout), ("arm64", "7.2", "splat", 1, 1, 1, "2", "260", "rt_env rtlat_test", "900"))
+        # --help stops the reading: what follows is not looked at.
+        self.assertTrue(parse_args(["--help", "--bogus"], "7.3").help)
+        with self.assertRaises(Die) as e:
+            parse_args(["--bogus", "--help"], "7.3")
+        self.assertEqual(str(e.exception), "unknown argument '--bogus' (see --help)")
+        with self.assertRaises(Unbound):
+            parse_args(["--cpus"], "7.3")
+
+    def test_refused(self):
+        for args, msg in [
+                (["--inject", "foo"], "unknown injection 'foo' (splat, kasan or splat+kasan)"),
+                (["--then-inject", "bar"], "unknown injection 'bar' (splat, kasan or splat+kasan)"),
+                (["--inject", "splat", "--then-inject", "kasan"], "--inject and --then-inject exclude each other"),
+                (["--then-bench", "1,1,1", "--bench", "1,1,1"],
+                 "--then-bench runs after the suite: not with --inject or --bench"),
+                (["--demo", "0"], "--demo '0': whole seconds, 1 or more"),
+                (["--demo", "5\n"], "--demo '5\n': whole seconds, 1 or more"),
+                (["--demo", "5", "--then-inject", "splat"],
+                 "--demo runs alone: not with --inject, --bench or --then-*"),
+                (["--bench", "1,2"], "'1,2': the benchmark takes SECONDS,ROUNDS,PERIOD_US (positive integers)"),
+                (["--then-bench", "1,2,0"],
+                 "'1,2,0': the benchmark takes SECONDS,ROUNDS,PERIOD_US (positive integers)"),
+                (["--cpus", "0"], "--cpus '0': ONLINE or ONLINE/POSSIBLE (positive integers)"),
+                (["--cpus", "2/"], "--cpus '2/': ONLINE or ONLINE/POSSIBLE (positive integers)"),
+                (["--cpus", "3/2"], "--cpus '3/2': more online than possible")]:
+            with self.assertRaises(Die, msg=args) as e:
+                vm_opts(*args)
+            self.assertEqual(str(e.exception), msg)
+        for args in (["--inject", "splat+kasan"], ["--cpus", "8"], ["--cpus", "2/2"], ["--demo", "30"],
+                     ["--then-bench", "1,1,1000", "--then-inject", "splat"]):
+            vm_opts(*args)
+
+    def test_suffix(self):
+        self.assertEqual(work_suffix(vm_opts(), suffix("2")), "")
+        self.assertEqual(work_suffix(vm_opts("--inject", "kasan"), ""), "-kasan")
+        self.assertEqual(work_suffix(vm_opts("--bench", "1,2,3", "--cpus", "2/4"), suffix("2/4")), "-bench-cpus2of4")
+        self.assertEqual(work_suffix(vm_opts("--demo", "3", "--cpus", "8"), suffix("8")), "-demo-cpus8")
+        # --then-* share the suite's directory.
+        self.assertEqual(work_suffix(vm_opts("--then-bench", "1,1,1", "--then-inject", "splat"), ""), "")
+
+    def test_timeout(self):
+        env = {"RTRS_VM_TIMEOUT": "1200", "RTRS_INJECT_TIMEOUT": ""}
+        self.assertEqual(guest_timeout(vm_opts(), {}), "1800")
+        self.assertEqual(guest_timeout(vm_opts(), env), "1200")
+        self.assertEqual(guest_timeout(vm_opts("--inject", "splat"), env), "300")
+        self.assertEqual(guest_timeout(vm_opts("--inject", "splat"), {"RTRS_INJECT_TIMEOUT": "60"}), "60")
+        self.assertEqual(guest_timeout(vm_opts("--timeout", "900", "--inject", "splat"), env), "900")
+        self.assertIsNone(timeout_error(vm_opts(), "451", "450"))
+        self.assertEqual(timeout_error(vm_opts(), "450", "450"), "the guest's timeout (450 s) must exceed "
+                         "kselftest's per-test timeout (tests/settings: 450 s)")
+        # An injection, the benchmark and the demo have no per-test timeout to let fire.
+        self.assertIsNone(timeout_error(vm_opts("--bench", "1,1,1"), "60", "450"))
+        self.assertIsNone(timeout_error(vm_opts(), "60", ""))
+
+    def test_programs(self):
+        self.assertTrue(need_tool(vm_opts()))
+        self.assertFalse(need_tool(vm_opts("--programs", "rt_env rtlat_test")))
+        self.assertTrue(need_tool(vm_opts("--programs", "rt_env rtrs_hello.sh")))
+        self.assertTrue(need_tool(vm_opts("--programs", "rt_env", "--then-bench", "1,1,1")))
+        o = vm_opts()
+        self.assertTrue(want_peers("arm64", "rt_env rtlat_peers.sh", o))
+        self.assertTrue(want_peers("x86_64", "rtlat_noise.sh", o))
+        self.assertFalse(want_peers("arm64", "rtlat_noise.sh rt_env", o))
+        self.assertTrue(want_peers("arm64", "", vm_opts("--bench", "1,1,1")))
+        self.assertTrue(wants_scrape(o, "rt_env rtlat_scrape.sh"))
+        self.assertFalse(wants_scrape(vm_opts("--shell"), "rt_env rtlat_scrape.sh"))
+        # (As the shell's pattern "0 "*" rtlat_scrape.sh "* reads it: the
+        # first program is not seen.)
+        self.assertFalse(wants_scrape(o, "rtlat_scrape.sh"))
+
+    def test_command_lines(self):
+        o = vm_opts("--cpus", "2/260", "--bench", "5,3,1000", "--then-inject", "splat")
+        self.assertEqual(kernel_append(o, "ttyAMA0", None),
+                         "console=ttyAMA0 printk.time=1 panic=-1 maxcpus=2 kasan_multi_shot rtedu.dma_bits=32 "
+                         "rtrs.bench=5 rtrs.bench_rounds=3 rtrs.bench_period=1000 kunit.filter_glob=rtrs* "
+                         "rtrs.inject=none rtrs.then_inject=splat rtrs.then_bench=none  rtrs.shell=0 rtrs.system=0")
+        self.assertEqual(kernel_append(vm_opts("--demo", "3", "--shell"), "ttyS0", "*"),
+                         "console=ttyS0 printk.time=1 panic=-1  kasan_multi_shot rtedu.dma_bits=32  "
+                         "kunit.filter_glob=* rtrs.inject=none rtrs.then_inject=none rtrs.then_bench=none "
+                         "rtrs.demo=3 rtrs.shell=1 rtrs.system=0")
+        self.assertEqual(guest_memory(o), "2G")
+        self.assertEqual(guest_memory(vm_opts("--cpus", "64")), "1G")
+        argv = qemu_argv("qemu-system-x86_64 -M pc -cpu max,la57=off", "x86_64", vm_opts("--then-bench", "1,1,1"),
+                         "K", "W", "A", "1G")
+        self.assertEqual(argv, ["qemu-system-x86_64", "-M", "pc", "-cpu", "max,la57=off", "-accel",
+                                "tcg,thread=single", "-smp", "2", "-m", "1G", "-nographic", "-no-reboot", "-kernel",
+                                "K", "-initrd", "W/initramfs.cpio", "-device", "virtio-serial-pci", "-chardev",
+                                "file,id=res,path=W/results.log",
+                                "-device", "virtserialport,chardev=res,name=rtrs.results",
+                                "-device", "edu,dma_mask=0xffffffff", "-device", "edu,dma_mask=0xffffffff",
+                                "-append", "A"])
+        self.assertEqual(qemu_argv("q", "arm64", vm_opts("--then-bench", "1,1,1"), "K", "W", "A", "1G")[1:3],
+                         ["-accel", "tcg"])
+        self.assertEqual(report_argv("R", "arm64", "W", "K", 0, "300", vm_opts("--inject", "kasan"))[1:],
+                         ["--arch", "arm64", "--work", "W", "--kdir", "K", "--qemu-rc", "0", "--timeout", "300",
+                          "--inject", "kasan"])
 
 
 if __name__ == "__main__":
