@@ -12,7 +12,8 @@ from runner.pool import queue_order, report_order
 from runner.steps import TOTALS
 from runner.tally import Tally
 from runner.timings import Timing, rst_table, table_line
-from runner.vmtest import (Die, Unbound, check_options, guest_memory, guest_timeout, kernel_append, need_tool,
+from runner.vmtest import (Die, Unbound, check_options, guest_memory, guest_timeout, kernel_append,
+                           last_look_append, last_look_argv, need_tool, nmi_at,
                            parse_args, qemu_argv, report_argv, timeout_error, want_peers, wants_scrape, work_suffix)
 
 ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "arm64": "arm64", "riscv64": "riscv64", "riscv": "riscv64"}
@@ -245,6 +246,20 @@ class Vmtest(unittest.TestCase):
                          "console=ttyS0 printk.time=1 panic=-1  kasan_multi_shot rtedu.dma_bits=32  "
                          "kunit.filter_glob=* rtrs.inject=none rtrs.then_inject=none rtrs.then_bench=none "
                          "rtrs.demo=3 rtrs.shell=1 rtrs.system=0")
+        # The last look's NMI: x86_64 only, never in a shell.
+        self.assertEqual(last_look_append("x86_64", o),
+                         "unknown_nmi_panic panic_sys_info=locks,all_bt,blocked_tasks")
+        self.assertEqual(last_look_argv("x86_64", o, "S"), ["-monitor", "unix:S,server=on,wait=off"])
+        self.assertEqual((last_look_append("arm64", o), last_look_argv("riscv64", o, "S")), ("", []))
+        self.assertEqual(last_look_append("x86_64", vm_opts("--shell")), "")
+        # The NMI's time: 60 s before the bound, never in the first half of
+        # a bound, nor before kselftest's per-test timeout in a suite run.
+        self.assertEqual(nmi_at("x86_64", vm_opts(), "1800", "450"), 1740)
+        self.assertIsNone(nmi_at("x86_64", vm_opts(), "480", "450"))
+        self.assertIsNone(nmi_at("arm64", vm_opts(), "1800", "450"))
+        self.assertEqual(nmi_at("x86_64", vm_opts("--demo", "3"), "150", "450"), 90)
+        self.assertIsNone(nmi_at("x86_64", vm_opts("--inject", "kasan"), "119", "450"))
+        self.assertEqual(nmi_at("x86_64", vm_opts("--inject", "kasan"), "300", "450"), 240)
         self.assertEqual(guest_memory(o), "2G")
         self.assertEqual(guest_memory(vm_opts("--cpus", "64")), "1G")
         argv = qemu_argv("qemu-system-x86_64 -M pc -cpu max,la57=off", "x86_64", vm_opts("--then-bench", "1,1,1"),

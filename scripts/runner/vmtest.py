@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -208,6 +209,68 @@ def kernel_append(o, console, kunit_glob):
             f"{demo} rtrs.shell={o.shell} rtrs.system={o.system}")
 
 
+# The last look at a guest that is still running near its bound (x86_64,
+# whose NMI QEMU injects from its monitor): the kernel panics on the NMI
+# and first prints every CPU's backtrace, the locks held and the stacks
+# of the tasks in D state (panic_sys_info); vmtest-report shows it. A
+# guest killed at its bound says nothing else. (Not every task's stack:
+# the scheduler's debug dump that comes with it, in NMI context, turns
+# lockdep off before the locks are shown.)
+NMI_BEFORE = 60
+
+
+def nmi_at(arch, o, vm_timeout, ksft_timeout):
+    """Seconds after the boot's start at which the last look's NMI goes,
+    or None: none for a bound of less than twice NMI_BEFORE (a short run
+    keeps all of its bound), nor where a suite run's NMI would come
+    before kselftest's own per-test timeout could fire."""
+    bound = test_int(vm_timeout)
+    if not last_look_append(arch, o) or bound is None or bound < 2 * NMI_BEFORE:
+        return None
+    at = bound - NMI_BEFORE
+    ksft = test_int(ksft_timeout or "0") or 0
+    if not (o.inject or o.bench or o.demo) and at <= ksft:
+        return None
+    return at
+
+
+def last_look_append(arch, o):
+    """The kernel's command line for the last look: an unknown NMI
+    panics, and the panic prints the guest's state first."""
+    if arch != "x86_64" or o.shell:
+        return ""
+    return "unknown_nmi_panic panic_sys_info=locks,all_bt,blocked_tasks"
+
+
+def last_look_argv(arch, o, sock):
+    """QEMU's monitor on the unix socket sock, for the last look's NMI."""
+    if arch != "x86_64" or o.shell:
+        return []
+    return ["-monitor", f"unix:{sock},server=on,wait=off"]
+
+
+def send_nmi(sock):
+    """Asks QEMU's monitor at sock to inject an NMI; True when it took
+    the command: its prompt came back after it, with no complaint."""
+    def until_prompt(s, text=b""):
+        while text.count(b"(qemu)") < 1:
+            got = s.recv(4096)
+            if not got:
+                break
+            text += got
+        return text
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(sock)
+            until_prompt(s)  # its greeting and prompt
+            s.sendall(b"nmi\n")
+            reply = until_prompt(s)
+    except OSError:
+        return False
+    return b"(qemu)" in reply and not re.search(rb"rror|not supported|unknown command", reply)
+
+
 def guest_memory(o):
     """The guest's memory: per-CPU memory for every possible CPU, under
     KASAN; an installed system's whole root unpacked in memory."""
@@ -391,6 +454,9 @@ class Run:
         self.env = os.environ
         self.scrape = ""
         self.proc = None    # QEMU's timeout, once started
+        self.monitor = ""   # QEMU's monitor socket (x86_64)
+        self.mondir = ""    # its directory, removed at the end
+        self.ksft_timeout = ""
         self.arch = "x86_64"
 
     def log(self, *text):
@@ -433,7 +499,7 @@ class Run:
             arch, "kernel", "deb", "gnu", "image", "console", "qemu")
         os.environ.update(lib.toolchain_env())
         self.vm_timeout = guest_timeout(o, self.env)
-        ksft_timeout = setting(f"{self.root}/tests/settings", "timeout")
+        ksft_timeout = self.ksft_timeout = setting(f"{self.root}/tests/settings", "timeout")
         err = timeout_error(o, self.vm_timeout, ksft_timeout, self.script)
         if err:
             raise Die(err)
@@ -465,6 +531,7 @@ class Run:
         if o.shell:
             return self.exec(qemu)
         qrc = self.guest(qemu)
+        self.drop_monitor()
         if self.scrape:
             self.check_scrape()
         return self.exec(report_argv(self.root, arch, self.work, self.kdir, qrc, self.vm_timeout, o))
@@ -682,8 +749,16 @@ class Run:
             # The system's own kernel, as its boot loader would load it; the whole
             # root unpacked in memory.
             self.image = f"{self.groot}/boot/vmlinuz-{self.krel}"
+        append = kernel_append(o, self.console, self.env.get("RTRS_KUNIT_GLOB"))
+        look = last_look_append(self.arch, o)
         qemu = qemu_argv(self.qemu_cmd, self.arch, o, self.image, work,
-                         kernel_append(o, self.console, self.env.get("RTRS_KUNIT_GLOB")), guest_memory(o))
+                         f"{append} {look}" if look else append, guest_memory(o))
+        # (A short path, a unix socket's is at most 107 bytes, in a
+        # directory of this run's own.)
+        if last_look_append(self.arch, o):
+            self.mondir = tempfile.mkdtemp(prefix="rtrs-vmtest-")
+            self.monitor = f"{self.mondir}/monitor"
+        qemu += last_look_argv(self.arch, o, self.monitor)
 
         # An installed system has a network card (the cell's fact "network", from
         # the file network in its work directory), as a user's machine: QEMU's user
@@ -809,8 +884,18 @@ class Run:
             if signal.getsignal(sig) != signal.SIG_IGN:
                 signal.signal(sig, self.stopped)
         flooded = False
+        t0 = time.monotonic()
+        at = nmi_at(self.arch, self.o, self.vm_timeout, self.ksft_timeout)
+        looked = at is None or not self.monitor
         while proc.poll() is None:
             time.sleep(2)
+            if not looked and time.monotonic() - t0 >= at:
+                looked = True
+                sent = send_nmi(self.monitor)
+                write(f"{self.work}/nmi.txt", f"an NMI {NMI_BEFORE} s before that bound stopped it\n"
+                      if sent else "the NMI meant to stop it was not taken by QEMU's monitor\n")
+                self.log(f"the guest still runs {NMI_BEFORE} s before its bound: "
+                         + ("an NMI asks it for its state" if sent else "QEMU's monitor did not take the NMI"))
             try:
                 size = os.stat(console_log).st_size
             except OSError:
@@ -835,7 +920,14 @@ class Run:
             except OSError:
                 pass
         self.stop_scrape()
+        self.drop_monitor()
         raise Exit(143)
+
+    def drop_monitor(self):
+        """The monitor socket's directory removed."""
+        if self.mondir:
+            shutil.rmtree(self.mondir, ignore_errors=True)
+            self.mondir = ""
 
     def check_scrape(self):
         """Prometheus' scrape of the guest against its final snapshot
@@ -917,6 +1009,7 @@ def main(argv):
     finally:
         # (The scrape is stopped on any way out but the report's exec.)
         r.stop_scrape()
+        r.drop_monitor()
         flush()
 
 
