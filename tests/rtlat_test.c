@@ -559,20 +559,22 @@ struct span {
  */
 /*
  * Which record a failed check of drain_spans() is about, and when it was
- * read: a latency past a sanity bound can then be set against what the
- * test did at that time.
+ * read (`now`, the time the checks compare with): a failure can then be
+ * set against what the test did at that time.
  */
 #define TH_LOG_RECORD(r)                                                                      \
 	TH_LOG("cpu %u seq %llu expected at %llu ns: irq %lld ns, thread %lld ns, flags %#x; read at %llu ns", \
 	       (r)->cpu, (unsigned long long)(r)->seq, (unsigned long long)(r)->expected_ns,     \
 	       (long long)(r)->lat_ns[RTLAT_STAGE_IRQ], (long long)(r)->lat_ns[RTLAT_STAGE_THREAD], \
-	       (r)->flags, (unsigned long long)mono_ns())
+	       (r)->flags, (unsigned long long)now)
 
 static int drain_spans(struct __test_metadata *_metadata, int fd, __u64 *per_cpu, int ncpu,
 		       struct span *span, __u64 period)
 {
 	static struct rtlat_record recs[256];
 	__u64 last_seq[RTLAT_MAX_CPUS] = { 0 };
+	/* Where the CPU's last record's irq and thread stages ended (0: none). */
+	__u64 irq_end[RTLAT_MAX_CPUS] = { 0 }, thread_end[RTLAT_MAX_CPUS] = { 0 };
 	int total = 0;
 	ssize_t n;
 	int i;
@@ -609,6 +611,21 @@ static int drain_spans(struct __test_metadata *_metadata, int fd, __u64 *per_cpu
 					TH_LOG_RECORD(r);
 				EXPECT_GE(before_read, r->lat_ns[RTLAT_STAGE_THREAD]) TH_LOG_RECORD(r);
 			}
+			/*
+			 * The next activation is armed after the last one's stages
+			 * ended: by the hard IRQ, which forwards the timer past
+			 * its own time, or by the kernel thread, after it measured
+			 * (a session without a user stage). A stage that ran past
+			 * the next expected time was measured from a wrong base.
+			 */
+			EXPECT_LE(irq_end[r->cpu], r->expected_ns) TH_LOG_RECORD(r);
+			EXPECT_LE(thread_end[r->cpu], r->expected_ns) TH_LOG_RECORD(r);
+			irq_end[r->cpu] = r->expected_ns + r->lat_ns[RTLAT_STAGE_IRQ];
+			thread_end[r->cpu] = (r->flags & (RTLAT_REC_NO_USER | RTLAT_REC_NO_WAITER |
+							  RTLAT_REC_NO_THREAD | RTLAT_REC_DIRECT)) ==
+							 RTLAT_REC_NO_USER ?
+						     r->expected_ns + r->lat_ns[RTLAT_STAGE_THREAD] :
+						     0;
 			if (span) {
 				struct span *p = &span[r->cpu];
 				__u64 periods = 1 + (__u64)r->missed;
