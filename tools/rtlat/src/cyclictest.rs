@@ -9,9 +9,9 @@
 //! The options are read as rt-tests 2.x reads them ([`opts`]) and become a
 //! [`Common`] for the one lifecycle every measuring command shares; the
 //! output is [`Cyclictest`]'s, a [`crate::mode::Mode`]. What cannot be
-//! honoured is refused by name, exit status 2. Unlike cyclictest, and like
-//! cyclictest with `--default-system`, `/dev/cpu_dma_latency` is left alone
-//! unless asked (`--latency`), and a line on standard error says so.
+//! honoured is refused by name, exit status 2. As cyclictest does,
+//! `/dev/cpu_dma_latency` is held at 0 (or `--latency`'s value) while the
+//! run lasts, unless `--laptop` or `--default-system`.
 
 mod cnum;
 mod getopt;
@@ -19,6 +19,7 @@ pub mod opts;
 
 use std::{
     fs::{self, File, OpenOptions},
+    io::{self, Write as _},
     path::{Path, PathBuf},
     process::ExitCode,
 };
@@ -47,14 +48,15 @@ Usage: rtlat cyclictest <options>
 -c 0     --clock=monotonic the only clock
 -d DIST  --distance=DIST   only 0 with more than one thread and no -h
 -D TIME  --duration=TIME   seconds, or with m, h, d
-         --default-system  the default here: /dev/cpu_dma_latency is left alone
+         --default-system  /dev/cpu_dma_latency is left alone (a WARN line)
 -h US    --histogram=US    histogram of 1-unit buckets 0..US-1 after the run
 -H US    --histofall=US    the same with a summary column
          --histfile=PATH   the histogram into PATH instead of standard output
 -i INTV  --interval=INTV   interval in us, 50 to 1000000 (default 1000)
          --json=FILE       results in rt-tests' JSON layout (- for stdout)
-         --laptop          /dev/cpu_dma_latency is left alone (the default)
-         --latency=PM_QOS  hold /dev/cpu_dma_latency at PM_QOS us (only then)
+         --laptop          /dev/cpu_dma_latency is left alone (a WARN line)
+         --latency=PM_QOS  hold /dev/cpu_dma_latency at PM_QOS us while the
+                           run lasts (default 0, as cyclictest)
 -l LOOPS --loops=LOOPS     activations per thread (default 0: endless)
          --mainaffinity=CPUSET  where the main thread runs
 -m       --mlockall        memory is always locked
@@ -212,35 +214,53 @@ fn common(s: &Settings) -> Result<Common, String> {
     Ok(c)
 }
 
+/// The PM QoS file cyclictest holds.
+const DMA_LATENCY: &str = "/dev/cpu_dma_latency";
+
+/// The text of an I/O error as `strerror` gives it.
+fn strerror(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// cyclictest's `set_latency_target` once it holds the limit: `path`
+/// opened for reading and writing, `us` written to it; the limit is held
+/// while the file is open. An error is cyclictest's warning, and the run
+/// goes on without it (no such file without CONFIG_CPU_IDLE, not root).
+fn hold_latency_target(path: &Path, us: i32) -> Result<File, String> {
+    let p = path.display();
+    fs::metadata(path).map_err(|e| format!("WARN: stat {p} failed: {}", strerror(&e)))?;
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("WARN: open {p}: {}", strerror(&e)))?;
+    f.write_all(&us.to_ne_bytes())
+        .map_err(|e| format!("# error setting cpu_dma_latency to {us}!: {}", strerror(&e)))?;
+    Ok(f)
+}
+
 fn run(s: Settings, tracemark: Option<TraceMark>) -> Result<ExitCode, String> {
     let c = common(&s)?;
-    // cyclictest's set_latency_target, but only when asked.
-    let _dma: Option<File> = if s.laptop {
-        eprintln!("WARN: not setting cpu_dma_latency to save battery power");
-        None
-    } else if s.default_system {
-        eprintln!("WARN: not setting cpu_dma_latency from cyclictest");
-        None
-    } else if let Some(us) = s.latency {
-        match sysinfo::hold_cpu_dma_latency(us) {
+    // cyclictest's set_latency_target: held until the run's end.
+    let _dma: Option<File> = match s.latency_target() {
+        Err(why) => {
+            eprintln!("WARN: {why}");
+            None
+        }
+        Ok(us) => match hold_latency_target(Path::new(DMA_LATENCY), us) {
             Ok(f) => {
-                println!("# /dev/cpu_dma_latency set to {us}us");
+                println!("# {DMA_LATENCY} set to {us}us");
                 Some(f)
             }
             Err(e) => {
-                eprintln!("WARN: {e}");
+                eprintln!("{e}");
                 None
             }
-        }
-    } else {
-        if !s.quiet {
-            eprintln!(
-                "rtlat cyclictest: /dev/cpu_dma_latency left as it is ({}), as with \
-                 --default-system; --latency=0 holds it at 0 as cyclictest does by default",
-                sysinfo::cpu_dma_latency().map_or("unreadable".into(), |v| format!("{v} us"))
-            );
-        }
-        None
+        },
     };
     if let Some(m) = &s.main_affinity {
         // Before any other thread starts: they inherit it (the measuring
@@ -262,4 +282,35 @@ fn run(s: Settings, tracemark: Option<TraceMark>) -> Result<ExitCode, String> {
         .collect();
     let mode = Cyclictest::new(s, tracemark, nodes);
     lifecycle::run(&c, &mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_latency_target_held_or_cyclictests_warning() {
+        let dir = std::env::temp_dir().join(format!("rtlat-pmqos-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        // Written as the kernel reads it: 4 bytes, native order.
+        let file = dir.join("cpu_dma_latency");
+        fs::write(&file, b"").unwrap();
+        let held = hold_latency_target(&file, 7).unwrap();
+        assert_eq!(fs::read(&file).unwrap(), 7i32.to_ne_bytes());
+        drop(held);
+        // No file (no CONFIG_CPU_IDLE), one that cannot be opened.
+        let none = dir.join("none");
+        assert_eq!(
+            hold_latency_target(&none, 0).unwrap_err(),
+            format!(
+                "WARN: stat {} failed: No such file or directory",
+                none.display()
+            )
+        );
+        assert_eq!(
+            hold_latency_target(&dir, 0).unwrap_err(),
+            format!("WARN: open {}: Is a directory", dir.display())
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
 }

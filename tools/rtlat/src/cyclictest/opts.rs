@@ -139,8 +139,9 @@ pub struct Settings {
     pub breaktrace: i32,
     /// `--tracemark` (with `-b`): write cyclictest's trace marker and stop tracing.
     pub tracemark: bool,
-    /// `--latency`: hold /dev/cpu_dma_latency at this many µs (only when asked).
-    pub latency: Option<i32>,
+    /// `--latency`: the value /dev/cpu_dma_latency is held at, µs (0 by
+    /// default, as cyclictest's `latency_target_value`).
+    pub latency: i32,
     /// `--default-system`.
     pub default_system: bool,
     /// `--laptop`.
@@ -160,6 +161,19 @@ impl Settings {
     pub fn break_ns(&self) -> Option<u64> {
         let b = u64::try_from(self.breaktrace).ok().filter(|&b| b > 0)?;
         Some(if self.nsecs { b } else { (b + 1) * 1000 - 1 })
+    }
+
+    /// cyclictest's `set_latency_target`: the value /dev/cpu_dma_latency
+    /// is held at while the run lasts, or why it is left alone (its
+    /// warning, without `WARN: `).
+    pub fn latency_target(&self) -> Result<i32, &'static str> {
+        if self.laptop {
+            Err("not setting cpu_dma_latency to save battery power")
+        } else if self.default_system {
+            Err("not setting cpu_dma_latency from cyclictest")
+        } else {
+            Ok(self.latency)
+        }
     }
 }
 
@@ -265,7 +279,7 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
     let mut nsecs = false;
     let mut breaktrace = 0;
     let mut tracemark = false;
-    let mut latency = None;
+    let mut latency = 0;
     let mut default_system = false;
     let mut laptop = false;
     let mut main_affinity = None;
@@ -336,7 +350,7 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
                 duration = parse_time_string(v);
                 duration_arg = Some(v.to_string());
             }
-            Opt::Latency => latency = Some(atoi(v).max(0)),
+            Opt::Latency => latency = atoi(v).max(0),
             Opt::Fifo => return cannot("no named pipe of live statistics"),
             Opt::Histofall | Opt::Histogram => {
                 histofall |= opt == Opt::Histofall;
@@ -627,10 +641,7 @@ mod tests {
         );
         assert!(!s.quiet && !s.nsecs && !s.smp && !s.tracemark);
         assert_eq!((s.breaktrace, s.break_ns()), (0, None));
-        assert_eq!(
-            (s.latency, s.default_system, s.laptop),
-            (None, false, false)
-        );
+        assert_eq!((s.latency, s.default_system, s.laptop), (0, false, false));
         assert_eq!((s.json.clone(), s.main_affinity.clone()), (None, None));
         assert!(s.warnings.is_empty());
     }
@@ -906,9 +917,26 @@ mod tests {
     }
 
     #[test]
+    fn latency_target_as_set_latency_target() {
+        // Held at 0 by default, at --latency's value else.
+        assert_eq!(run("-p 1").latency_target(), Ok(0));
+        assert_eq!(run("-p 1 -q").latency_target(), Ok(0));
+        assert_eq!(run("-p 1 --latency=10").latency_target(), Ok(10));
+        // --laptop first, then --default-system: their warnings.
+        let laptop = Err("not setting cpu_dma_latency to save battery power");
+        let system = Err("not setting cpu_dma_latency from cyclictest");
+        assert_eq!(run("-p 1 --laptop --latency=5").latency_target(), laptop);
+        assert_eq!(
+            run("-p 1 --default-system --laptop").latency_target(),
+            laptop
+        );
+        assert_eq!(run("-p 1 --default-system").latency_target(), system);
+    }
+
+    #[test]
     fn power_management_and_main_affinity() {
-        assert_eq!(run("-p 1 --latency=10").latency, Some(10));
-        assert_eq!(run("-p 1 --latency -4").latency, Some(0));
+        assert_eq!(run("-p 1 --latency=10").latency, 10);
+        assert_eq!(run("-p 1 --latency -4").latency, 0);
         assert!(run("-p 1 --default-system").default_system);
         assert!(run("-p 1 --laptop").laptop);
         let m = |a: &str| run(&format!("-p 1 {a}")).main_affinity;
