@@ -47,7 +47,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 57
+ktap_set_plan 58
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -773,6 +773,34 @@ else
 		ktap_print_msg "exit $rc: $(cat "$tmp/ct" "$tmp/cterr")"
 		ktap_test_fail "$name"
 	fi
+fi
+# SIGUSR2, as cyclictest: the status block into /dev/shm/cyclictest<PID>,
+# the run goes on until it is ended, and the file goes with it.
+# (A long run, ended by SIGTERM once the file has its block: a guest whose
+# vCPU is starved may take seconds to write it.)
+rtlat cyclictest -q -p 80 -D 120 >"$tmp/ct" 2>"$tmp/cterr" &
+p=$!
+rtrs_wait_session $p 20 >/dev/null
+kill -USR2 $p
+i=0
+while [ $i -lt 40 ] && [ "$(wc -l <"/dev/shm/cyclictest$p" 2>/dev/null)" != 4 ]; do
+	sleep 0.5
+	i=$((i + 1))
+done
+cp "/dev/shm/cyclictest$p" "$tmp/rstat" 2>/dev/null
+kill -TERM $p
+wait $p
+rc=$?
+rule="#---------------------------"
+if [ $rc = 0 ] && [ "$(wc -l <"$tmp/rstat")" = 4 ] && [ "$(sed -n 1p "$tmp/rstat")" = "$rule" ] &&
+	[ "$(sed -n 2p "$tmp/rstat")" = "# cyclictest current status:" ] &&
+	sed -n 3p "$tmp/rstat" | grep -qE '^T: 0 \( *[1-9][0-9]*\) P:80 I:1000 C: *[1-9][0-9]* Min:' &&
+	[ "$(sed -n 4p "$tmp/rstat")" = "$rule" ] && [ ! -e "/dev/shm/cyclictest$p" ] &&
+	grep -q '^T: 0 ' "$tmp/ct"; then
+	ktap_test_pass "cyclictest SIGUSR2: the status block in /dev/shm, the run goes on"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/rstat" "$tmp/ct" "$tmp/cterr" 2>&1)"
+	ktap_test_fail "cyclictest SIGUSR2: the status block in /dev/shm, the run goes on"
 fi
 rmmod rtlat
 

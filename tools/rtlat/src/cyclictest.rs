@@ -20,6 +20,7 @@ pub mod opts;
 use std::{
     fs::{self, File, OpenOptions},
     io::{self, Write as _},
+    os::unix::fs::OpenOptionsExt as _,
     path::{Path, PathBuf},
     process::ExitCode,
 };
@@ -29,8 +30,11 @@ use rtcore::uapi::Stage;
 
 use crate::{
     cli::{Cli, Cmd, Common, Threshold},
-    cmd::{cyclictest::TraceMark, Cyclictest},
-    exit, lifecycle, sched, sysinfo,
+    cmd::{
+        cyclictest::{Rstat, TraceMark},
+        Cyclictest,
+    },
+    exit, lifecycle, sched, signals, sysinfo,
 };
 use getopt::Refused;
 use opts::{Env, Parsed, Settings};
@@ -74,6 +78,7 @@ Usage: rtlat cyclictest <options>
 Refused (exit status 2): -A/--aligned, --secaligned, -c other than monotonic,
 -F/--fifo, -M, -o, -r, -R, -s, -v, -x, --deepest-idle-state, --priospread,
 --smi, --spike, --spike-nodes, --dbg_cyclictest, --policy other than fifo.
+SIGUSR1: the status on standard error; SIGUSR2: into /dev/shm/cyclictest<PID>.
 The device node is $RTLAT_DEVICE, or /dev/rtlat.
 See Documentation/rtlat-tool.rst, \"cyclictest front end\".
 ";
@@ -243,6 +248,27 @@ fn hold_latency_target(path: &Path, us: i32) -> Result<File, String> {
     Ok(f)
 }
 
+/// cyclictest's `rstat_setup`: its running status file at `path` (a stale
+/// one of that name removed first), readable and writable by all. An error
+/// is cyclictest's message; the run goes on without the file.
+fn rstat_setup(path: PathBuf) -> Result<Rstat, String> {
+    match fs::remove_file(&path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            return Err(format!("ERROR: shm_unlink {}", strerror(&e)));
+        }
+        _ => {}
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o666)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| format!("ERROR: shm_open {}", strerror(&e)))?;
+    Ok(Rstat { path, file })
+}
+
 fn run(s: Settings, tracemark: Option<TraceMark>) -> Result<ExitCode, String> {
     let c = common(&s)?;
     // cyclictest's set_latency_target: held until the run's end.
@@ -280,7 +306,13 @@ fn run(s: Settings, tracemark: Option<TraceMark>) -> Result<ExitCode, String> {
             }
         })
         .collect();
-    let mode = Cyclictest::new(s, tracemark, nodes);
+    // SIGUSR2: the running status into /dev/shm/cyclictest<PID> (glibc's
+    // shm_open directory), as cyclictest.
+    signals::catch_snapshot();
+    let rstat = rstat_setup(format!("/dev/shm/cyclictest{}", std::process::id()).into())
+        .map_err(|e| eprintln!("{e}"))
+        .ok();
+    let mode = Cyclictest::new(s, tracemark, nodes).with_rstat(rstat);
     lifecycle::run(&c, &mode)
 }
 
@@ -310,6 +342,24 @@ mod tests {
         assert_eq!(
             hold_latency_target(&dir, 0).unwrap_err(),
             format!("WARN: open {}: Is a directory", dir.display())
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_running_status_file_as_rstat_setup_makes_it() {
+        let dir = std::env::temp_dir().join(format!("rtlat-rstat-setup-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        // A stale file of that name is replaced by an empty one.
+        let path = dir.join("cyclictest1");
+        fs::write(&path, "stale").unwrap();
+        let r = rstat_setup(path.clone()).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"");
+        drop(r);
+        assert!(!path.exists());
+        assert_eq!(
+            rstat_setup(dir.join("none/cyclictest1")).err().unwrap(),
+            "ERROR: shm_open No such file or directory"
         );
         let _ = fs::remove_dir_all(&dir);
     }

@@ -40,6 +40,11 @@ pub trait Mode {
         now.summary(st)
     }
 
+    /// The running status SIGUSR2 asks for, where the mode catches it
+    /// (`rtlat cyclictest`: into cyclictest's status file); nothing by
+    /// default.
+    fn on_snapshot(&self, _now: &Interval<'_>) {}
+
     /// What the mode counts itself from every record of a session (see
     /// [`Tally`]), handed back in [`Interval::tally`] and in the outcome's
     /// stream; by default nothing: the device's statistics are enough.

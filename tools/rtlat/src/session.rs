@@ -254,6 +254,11 @@ impl Run<'_> {
                 // The live view starts below it.
                 printed_lines = 0;
             }
+            if signals::snapshot_requested() {
+                // SIGUSR2, where the mode catches it.
+                let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);
+                self.mode.on_snapshot(&now);
+            }
             if plan.interval.is_some_and(|i| last_status.elapsed() >= i) {
                 last_status = Instant::now();
                 let now = Interval::take(dev, self.cpus, plan, phase, &stream, elapsed);

@@ -3,14 +3,17 @@
 //! Ctrl-C, SIGTERM and SIGHUP (a terminal gone): they end the session
 //! cleanly (the summary is printed, the JSON and SVG written, a `--trace`
 //! instance removed) instead of killing the tool. SIGUSR1, as with
-//! cyclictest: the current summary on stderr, and the run goes on. SIGHUP
-//! for `rtlat monitor` (it asks for it): reopen the files it appends to, as
-//! after a log rotation.
+//! cyclictest: the current summary on stderr, and the run goes on. SIGUSR2
+//! for `rtlat cyclictest` (it asks for it): cyclictest's running status
+//! into its file, and the run goes on; elsewhere it keeps its default
+//! action. SIGHUP for `rtlat monitor` (it asks for it): reopen the files it
+//! appends to, as after a log rotation.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static STATUS: AtomicBool = AtomicBool::new(false);
+static SNAPSHOT: AtomicBool = AtomicBool::new(false);
 static REOPEN: AtomicBool = AtomicBool::new(false);
 /// SIGHUP asks for the files to be reopened rather than for the end.
 static HUP_REOPENS: AtomicBool = AtomicBool::new(false);
@@ -18,6 +21,8 @@ static HUP_REOPENS: AtomicBool = AtomicBool::new(false);
 extern "C" fn on_signal(sig: libc::c_int) {
     if sig == libc::SIGUSR1 {
         STATUS.store(true, Ordering::SeqCst);
+    } else if sig == libc::SIGUSR2 {
+        SNAPSHOT.store(true, Ordering::SeqCst);
     } else if sig == libc::SIGHUP && HUP_REOPENS.load(Ordering::SeqCst) {
         REOPEN.store(true, Ordering::SeqCst);
     } else {
@@ -77,6 +82,17 @@ pub fn install_reopen() {
     catch(libc::SIGHUP, Catch::Always);
 }
 
+/// Catches SIGUSR2 from now on (see [`snapshot_requested`]): for
+/// `rtlat cyclictest`, as cyclictest catches it.
+pub fn catch_snapshot() {
+    catch(libc::SIGUSR2, Catch::Always);
+}
+
+/// True once after each SIGUSR2: cyclictest's running status was asked for.
+pub fn snapshot_requested() -> bool {
+    SNAPSHOT.swap(false, Ordering::SeqCst)
+}
+
 /// True once after each SIGUSR1: the summary was asked for.
 pub fn status_requested() -> bool {
     STATUS.swap(false, Ordering::SeqCst)
@@ -124,6 +140,29 @@ mod tests {
             assert_ne!(flags(sig) & libc::SA_RESETHAND, 0, "signal {sig}");
         }
         assert_eq!(flags(libc::SIGUSR1) & libc::SA_RESETHAND, 0);
+    }
+
+    #[test]
+    fn sigusr2_is_caught_only_when_asked() {
+        // The other commands keep its default action (it ends them).
+        install();
+        install_reopen();
+        // SAFETY: A query only (no new action); `old` is initialised.
+        let handler = unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(libc::SIGUSR2, std::ptr::null(), &mut old);
+            old.sa_sigaction
+        };
+        assert_eq!(handler, libc::SIG_DFL);
+        // rtlat cyclictest's: the running status, and the run goes on.
+        catch_snapshot();
+        assert!(!snapshot_requested());
+        // SAFETY: raise() on this process, whose handler is installed.
+        unsafe { libc::raise(libc::SIGUSR2) };
+        assert!(snapshot_requested());
+        assert!(!snapshot_requested(), "once per signal");
+        assert!(!interrupted());
+        assert_eq!(flags(libc::SIGUSR2) & libc::SA_RESETHAND, 0);
     }
 
     #[test]

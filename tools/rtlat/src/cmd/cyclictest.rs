@@ -18,7 +18,8 @@ use std::{
     fmt::Write as _,
     fs::File,
     io::Write as _,
-    path::Path,
+    os::unix::fs::FileExt as _,
+    path::{Path, PathBuf},
     sync::{
         atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed},
         Arc, Mutex,
@@ -472,6 +473,33 @@ pub fn rfc2822(epoch: f64) -> String {
     String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
+/// cyclictest's running status file: its POSIX shared memory object
+/// `/cyclictest<PID>`, `/dev/shm/cyclictest<PID>`, which SIGUSR2 fills
+/// with the status block (rt-tests' `get_cyclictest_snapshot` reads it).
+/// Removed when dropped, at the run's end.
+pub struct Rstat {
+    pub path: PathBuf,
+    pub file: File,
+}
+
+impl Rstat {
+    /// Replaces the file's content with `text`.
+    fn write(&self, text: &str) {
+        // From its start each time (cyclictest truncates, then writes at
+        // the offset its previous status left).
+        if let Err(e) = self.file.set_len(0) {
+            eprintln!("ftruncate error {e}");
+        }
+        let _ = self.file.write_all_at(text.as_bytes(), 0);
+    }
+}
+
+impl Drop for Rstat {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 /// The mode of `rtlat cyclictest`.
 pub struct Cyclictest {
     s: Settings,
@@ -480,6 +508,8 @@ pub struct Cyclictest {
     nodes: Vec<i64>,
     /// The `--json` file, created before the run.
     json_out: Mutex<Option<Output>>,
+    /// The running status file, if it could be made.
+    rstat: Option<Rstat>,
 }
 
 impl Cyclictest {
@@ -490,7 +520,24 @@ impl Cyclictest {
             tally,
             nodes,
             json_out: Mutex::new(None),
+            rstat: None,
         }
+    }
+
+    /// The mode that writes its running status to `rstat` on SIGUSR2.
+    pub fn with_rstat(mut self, rstat: Option<Rstat>) -> Self {
+        self.rstat = rstat;
+        self
+    }
+
+    /// cyclictest's status block (sighand's): its `T:` lines between two
+    /// rules.
+    fn status_block(&self, tids: &BTreeMap<u32, i32>) -> String {
+        let rule = "#---------------------------\n";
+        format!(
+            "{rule}# cyclictest current status:\n{}{rule}",
+            self.stat_lines(tids)
+        )
     }
 
     /// The `T:` lines, with the measuring threads' ids `tids` (per CPU).
@@ -571,12 +618,16 @@ impl Mode for Cyclictest {
     }
 
     fn on_status(&self, now: &Interval<'_>, _: &uapi::Status) -> String {
-        // cyclictest's sighand: its print_stat lines between two rules.
-        let rule = "#---------------------------\n";
-        format!(
-            "{rule}# cyclictest current status:\n{}{rule}",
-            self.stat_lines(&now.tids)
-        )
+        // cyclictest's sighand on SIGUSR1, on stderr.
+        self.status_block(&now.tids)
+    }
+
+    fn on_snapshot(&self, now: &Interval<'_>) {
+        // cyclictest's sighand on SIGUSR2, into its status file.
+        match &self.rstat {
+            Some(r) => r.write(&self.status_block(&now.tids)),
+            None => eprintln!("ERROR: rstat_fd not valid"),
+        }
     }
 
     fn on_end(&self, o: &Outcome<'_>) -> String {
@@ -1107,6 +1158,47 @@ mod tests {
         );
         assert!(lines[3].starts_with("T: 1 ("), "{text}");
         assert_eq!(lines[4], "#---------------------------");
+    }
+
+    #[test]
+    fn sigusr2_writes_the_status_block_into_cyclictests_file() {
+        let s = settings("-p 80 -t 2 -d 0 -i 1000");
+        let cpus = s.cpus.clone();
+        let path = std::env::temp_dir().join(format!("rtlat-rstat-{}", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap();
+        let rstat = Rstat {
+            path: path.clone(),
+            file,
+        };
+        let mode = Cyclictest::new(s, None, vec![0; cpus.len()]).with_rstat(Some(rstat));
+        let Cmd::Run(c) = Cli::try_parse_from(["rtlat", "run"]).unwrap().cmd else {
+            unreachable!()
+        };
+        let plan = Plan::new(&c, &[0, 1, 2, 3], "0-3").unwrap();
+        let now = Interval {
+            plan: &plan,
+            phase: &plan.phases.measured,
+            cpus: Vec::new(),
+            tids: cpus.iter().map(|&c| (c, 300 + c as i32)).collect(),
+            elapsed: std::time::Duration::from_secs(1),
+            tally: None,
+        };
+        // Each status replaces the one before, from the file's start.
+        mode.on_snapshot(&now);
+        mode.tally.on_user(cpus[0], &rec(cpus[0], 9_000, 0));
+        mode.on_snapshot(&now);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, mode.on_status(&now, &uapi::Status::default()));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2 + cpus.len() + 1, "{text:?}");
+        assert_eq!(lines[1], "# cyclictest current status:");
+        assert!(
+            lines[2].starts_with("T: 0 (  300) P:80 I:1000 C:      1 Min:      9"),
+            "{text}"
+        );
+        // The file goes with the run.
+        drop(mode);
+        assert!(!path.exists());
     }
 
     #[test]
