@@ -159,15 +159,16 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     // The mode says how a trip reads and what it exits with (rtla's 2 for
     // the timerlat front end, 3 for the native tool).
     let trip = outcome.report.stop.trip.as_ref().map(|t| mode.on_trip(t));
-    let code = match (&trip, collect::exit_status(&outcome.report)) {
-        (Some((_, status)), exit::THRESHOLD) => *status,
-        (_, code) => code,
-    };
+    let peer = mode.peer_exit(&outcome.report.stop.reason);
+    let code = exit_status(
+        peer,
+        trip.as_ref().map(|(_, s)| *s),
+        collect::exit_status(&outcome.report),
+    );
     // A file that cannot be written at the end loses only itself: the
     // others, the summary and the gates still come, and the run exits with
     // the worse of its status and 1.
     failed.extend(files::write_svg(&outcome.plotted(), &info, outputs.svg).err());
-    failed.extend(mode.write_files(&outcome).err());
     let worst = |code: u8, failed: &[String]| {
         if failed.is_empty() {
             code
@@ -175,10 +176,14 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
             code.max(exit::ERROR)
         }
     };
+    // The files say the status the run exits with: it is known before
+    // they are written (one that fails is not written).
+    outcome.report.exit_code = Some(worst(code, &failed));
+    failed.extend(mode.write_files(&outcome).err());
     outcome.report.exit_code = Some(worst(code, &failed));
     failed.extend(files::write_json(&outcome.report, outputs.json).err());
     let text = mode.on_end(&outcome);
-    if let Some(code) = mode.peer_exit(&outcome.report.stop.reason) {
+    if peer.is_some() {
         // The mode reports the run, a trip included, its peer's way.
         print!("{text}");
         if let Some(e) = &outcome.error {
@@ -194,6 +199,17 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         eprintln!("rtlat: error: {e}");
     }
     Ok(ExitCode::from(worst(code, &failed)))
+}
+
+/// The exit status of a run: the mode's `peer` status where it has one
+/// (it reports a trip its peer's way), else the `tool`'s status from the
+/// report, a trip's as the mode says (`trip`).
+fn exit_status(peer: Option<u8>, trip: Option<u8>, tool: u8) -> u8 {
+    match (peer, trip, tool) {
+        (Some(code), _, _) => code,
+        (None, Some(code), exit::THRESHOLD) => code,
+        (None, _, code) => code,
+    }
 }
 
 /// Prints the summary `text`, where a threshold was exceeded the mode's
@@ -224,5 +240,23 @@ fn finish(o: &Outcome<'_>, text: String, trip_line: Option<String>) {
     }
     if let Some(e) = &o.error {
         eprintln!("rtlat: error: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_the_files_say_is_the_one_the_tool_exits_with() {
+        // rtlat cyclictest: cyclictest's 0 after a -b break (not the
+        // tool's 3), 1 for a run cut short.
+        assert_eq!(exit_status(Some(0), Some(3), exit::THRESHOLD), 0);
+        assert_eq!(exit_status(Some(1), None, exit::ERROR), 1);
+        // The timerlat front end's trip is rtla's 2; the tool's own else.
+        assert_eq!(exit_status(None, Some(2), exit::THRESHOLD), 2);
+        assert_eq!(exit_status(None, Some(2), exit::ERROR), 1);
+        assert_eq!(exit_status(None, None, exit::GATE), 4);
+        assert_eq!(exit_status(None, None, exit::OK), 0);
     }
 }

@@ -585,7 +585,8 @@ impl Cyclictest {
             version: format!("rtlat {}", env!("CARGO_PKG_VERSION")),
             start_time: rfc2822(o.report.start_time),
             end_time: rfc2822(o.report.end_time),
-            return_code: 0,
+            // The status the tool exits with, as rt-tests writes its own.
+            return_code: o.report.exit_code.map_or(0, i32::from),
             sys: JsonSys {
                 sysname: field("sysname"),
                 nodename: field("nodename"),
@@ -1199,6 +1200,26 @@ mod tests {
         // The file goes with the run.
         drop(mode);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn the_jsons_return_code_is_the_exit_status() {
+        let (mode, _) = end("-q -p 80", &[(0, 3_000)], None);
+        let plan = collect::tests::plan(&["--user"], &[0, 1, 2, 3]);
+        let mut o = collect::tests::outcome(&plan);
+        let code = |o: &Outcome<'_>| {
+            let v: serde_json::Value = serde_json::from_str(&mode.json(o)).unwrap();
+            v["return_code"].clone()
+        };
+        // A run cut short (a measuring thread failed) exits 1.
+        o.report.stop.trip = None;
+        o.report.stop.reason = "error".into();
+        o.report.exit_code = Some(1);
+        assert_eq!(code(&o), 1);
+        // A -b break exits 0, as cyclictest.
+        o.report.stop.reason = "threshold".into();
+        o.report.exit_code = Some(0);
+        assert_eq!(code(&o), 0);
     }
 
     #[test]
