@@ -17,7 +17,7 @@ use crate::{
     files::Plotted,
     plan::Plan,
     raw::RawReport,
-    report::{self, Report},
+    report::{self, Report, StopCause},
     stream::Stream,
     sysinfo::SysInfo,
 };
@@ -62,7 +62,7 @@ pub fn exit_status(r: &Report) -> u8 {
     if r.raw.as_ref().is_some_and(|raw| raw.error.is_some()) {
         // The records asked for are not all written.
         exit::ERROR
-    } else if r.stop.reason == "error" {
+    } else if matches!(r.stop.reason, StopCause::Error) {
         // Truncated: an unbind, another owner's reconfiguration, or a
         // measuring thread that failed.
         exit::ERROR
@@ -91,12 +91,10 @@ impl Outcome<'_> {
 
 /// A session that ended (and is stopped).
 pub struct Ended {
-    /// `duration`, `interrupted`, `threshold`, `error`, `count`: every
-    /// user thread of a mode with a [`crate::mode::UserSink`] ended (it
-    /// measured the count its sink asked, or it failed and says why), or
-    /// `ended`: the session the tool attached to was stopped by its owner.
-    pub reason: &'static str,
-    /// Why, for `error`: one line.
+    /// Why it ended; `Count` is for a mode with a
+    /// [`crate::mode::UserSink`].
+    pub reason: StopCause,
+    /// Why, for [`StopCause::Error`]: one line.
     pub error: Option<String>,
     pub stream: Stream,
     /// Wall-clock start and end, seconds since the epoch.
@@ -215,9 +213,9 @@ pub fn collect<'a>(
         settings: plan.settings(cpus),
         stop: report::Stop {
             reason: if trip.is_some() {
-                "threshold".into()
+                StopCause::Threshold
             } else {
-                reason.into()
+                reason
             },
             trip,
             went_on,
@@ -300,11 +298,15 @@ pub(crate) mod tests {
         let mut r = report::tests::sample();
         r.stop.trip = None;
         r.gates.clear();
-        r.stop.reason = "error".into();
+        r.stop.reason = StopCause::Error;
         assert_eq!(exit_status(&r), 1);
-        for reason in ["duration", "interrupted", "count"] {
-            r.stop.reason = reason.into();
-            assert_eq!(exit_status(&r), 0, "{reason}");
+        for reason in [
+            StopCause::Duration,
+            StopCause::Interrupted,
+            StopCause::Count,
+        ] {
+            r.stop.reason = reason;
+            assert_eq!(exit_status(&r), 0, "{reason:?}");
         }
     }
 }

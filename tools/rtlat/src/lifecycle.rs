@@ -17,7 +17,8 @@ use crate::{
     mode::Mode,
     plan::Plan,
     raw::RawWriter,
-    report, sched,
+    report::{self, StopCause},
+    sched,
     session::Run,
     signals, sysinfo,
     trace::TraceFile,
@@ -117,9 +118,11 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         // Its records were read and are dropped here, with its statistics.
         let warm = run.session(w, None)?;
         match warm.reason {
-            "duration" => {}
-            "interrupted" => return Err("interrupted during the warm-up: nothing measured".into()),
-            _ => {
+            StopCause::Duration => {}
+            StopCause::Interrupted => {
+                return Err("interrupted during the warm-up: nothing measured".into())
+            }
+            StopCause::Threshold | StopCause::Error | StopCause::Ended | StopCause::Count => {
                 let why = warm.error.unwrap_or_else(|| "the session stopped".into());
                 return Err(format!("during the warm-up: {why}: nothing measured"));
             }
@@ -140,7 +143,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     let ended = run.session(&phases.measured, raw)?;
     let mut failed = Vec::new();
     match trace {
-        Some(t) if ended.reason == "threshold" => match t.save() {
+        Some(t) if matches!(ended.reason, StopCause::Threshold) => match t.save() {
             Ok(line) => eprintln!("rtlat: {line}"),
             Err(e) => failed.push(e),
         },
@@ -159,7 +162,7 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     // The mode says how a trip reads and what it exits with (rtla's 2 for
     // the timerlat front end, 3 for the native tool).
     let trip = outcome.report.stop.trip.as_ref().map(|t| mode.on_trip(t));
-    let peer = mode.peer_exit(&outcome.report.stop.reason);
+    let peer = mode.peer_exit(outcome.report.stop.reason);
     let code = exit_status(
         peer,
         trip.as_ref().map(|(_, s)| *s),

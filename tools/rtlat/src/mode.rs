@@ -10,7 +10,13 @@ use std::sync::Arc;
 
 use rtcore::uapi::{Record, Status};
 
-use crate::{collect::Outcome, live::Interval, plan::Refusal, report::Trip, tally::Tally};
+use crate::{
+    collect::Outcome,
+    live::Interval,
+    plan::Refusal,
+    report::{StopCause, Trip},
+    tally::Tally,
+};
 
 /// What a user-stage thread does with each activation it measured, the way
 /// cyclictest's measuring threads keep their own numbers: called by that
@@ -107,7 +113,7 @@ pub trait Mode {
     /// (the report's `stop.reason`), a threshold trip included, which the
     /// mode then reports its peer's way in its text; `None`: the tool's own
     /// (and its line on a trip).
-    fn peer_exit(&self, _reason: &str) -> Option<u8> {
+    fn peer_exit(&self, _reason: StopCause) -> Option<u8> {
         None
     }
 }

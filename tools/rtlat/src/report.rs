@@ -141,11 +141,33 @@ pub struct Settings {
     pub trace: Option<String>,
 }
 
+/// Why a session ended: the report's `stop.reason`, one of the schema's
+/// names.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum StopCause {
+    /// The duration asked for passed.
+    Duration,
+    /// A signal to stop: SIGINT, SIGTERM or SIGHUP
+    /// ([`crate::signals::interrupted`]).
+    Interrupted,
+    /// A threshold was exceeded, and the device stopped the session.
+    Threshold,
+    /// Cut short: the device stopped the session (unbound, or reconfigured
+    /// by another owner), or a measuring thread failed.
+    Error,
+    /// Attached (`run --attach`): the owner stopped its session, or closed
+    /// or reconfigured it.
+    Ended,
+    /// Every user thread of a mode with a user sink ended: it measured the
+    /// count its sink asked, or it failed and says why.
+    Count,
+}
+
 /// Why the run ended.
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub struct Stop {
-    /// `duration`, `interrupted`, `threshold`, `error`, `count` or `ended`.
-    pub reason: String,
+    pub reason: StopCause,
     pub trip: Option<Trip>,
     /// The session went on after the tool left (`run --attach`): its counts
     /// are a running session's, read one after the other, and records were
@@ -489,7 +511,7 @@ pub(crate) mod tests {
                 trace: None,
             },
             stop: Stop {
-                reason: "threshold".into(),
+                reason: StopCause::Threshold,
                 trip: Some(Trip {
                     cpu: 0,
                     stage: "thread".into(),
@@ -627,6 +649,29 @@ pub(crate) mod tests {
         );
         let r: Report = serde_json::from_value(v1).unwrap();
         assert!(r.gates.is_empty() && r.exit_code.is_none());
+    }
+
+    #[test]
+    fn stop_causes_are_the_schemas_names() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../schema/rtlat-run.schema.json")).unwrap();
+        let names = &schema["properties"]["stop"]["properties"]["reason"]["enum"];
+        let all = [
+            StopCause::Duration,
+            StopCause::Interrupted,
+            StopCause::Threshold,
+            StopCause::Error,
+            StopCause::Ended,
+            StopCause::Count,
+        ];
+        let written: Vec<_> = all.iter().map(|c| serde_json::json!(c)).collect();
+        assert_eq!(&serde_json::Value::from(written), names);
+        for (c, name) in all.iter().zip(names.as_array().unwrap()) {
+            let read: StopCause = serde_json::from_value(name.clone()).unwrap();
+            assert_eq!(read, *c);
+        }
+        // A name outside the schema's is refused.
+        assert!(serde_json::from_value::<StopCause>("stopped".into()).is_err());
     }
 
     /// The report of `sample` with `edit` applied to its JSON: what

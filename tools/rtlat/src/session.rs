@@ -24,6 +24,7 @@ use crate::{
     mode::Mode,
     plan::{Phase, Plan},
     raw::RawWriter,
+    report::StopCause,
     sched, signals,
     stream::Stream,
     sysinfo,
@@ -210,40 +211,40 @@ impl Run<'_> {
             let state = State::from_raw(st.state);
             if plan.attach && !matches!(state, Some(State::Running | State::Stopped)) {
                 // Its owner closed it (or configured another).
-                reason = "ended";
+                reason = StopCause::Ended;
                 break;
             }
             if state == Some(State::Stopped) {
                 reason = if StopReason::from_raw(st.stop_reason) == Some(StopReason::Threshold) {
-                    "threshold"
+                    StopCause::Threshold
                 } else if plan.attach {
                     // Its owner stopped it: the end of what there was to see.
-                    "ended"
+                    StopCause::Ended
                 } else {
                     error = Some(
                         "the device stopped the session (unbound, or reconfigured by another owner)"
                             .to_string(),
                     );
-                    "error"
+                    StopCause::Error
                 };
                 break;
             }
             if signals::interrupted() {
-                reason = "interrupted";
+                reason = StopCause::Interrupted;
                 break;
             }
             if phase.duration.is_some_and(|d| elapsed >= d) {
-                reason = "duration";
+                reason = StopCause::Duration;
                 break;
             }
             if let Some(e) = users.reap(false) {
                 // A measuring thread failed: the run is cut short.
                 error = Some(e);
-                reason = "error";
+                reason = StopCause::Error;
                 break;
             }
             if sink.is_some() && !users.is_empty() && users.all_ended() {
-                reason = "count";
+                reason = StopCause::Count;
                 break;
             }
             if signals::status_requested() {
@@ -289,12 +290,15 @@ impl Run<'_> {
         }
         // Attached, the session may go on: the reader leaves with what it
         // has read (after the end it reads to the end of the stream).
-        stop_reader.store(plan.attach && reason != "ended", Ordering::Relaxed);
+        stop_reader.store(
+            plan.attach && !matches!(reason, StopCause::Ended),
+            Ordering::Relaxed,
+        );
         stop_users.store(true, Ordering::Relaxed);
         if let Some(e) = users.reap(true) {
             if error.is_none() {
                 error = Some(e);
-                reason = "error";
+                reason = StopCause::Error;
             }
         }
         let (raw, reader_ran_on) = reader
@@ -315,7 +319,7 @@ impl Run<'_> {
             raw,
             reader_ran_on,
             status_ran_on,
-            went_on: plan.attach && reason != "ended",
+            went_on: plan.attach && !matches!(reason, StopCause::Ended),
         })
     }
 }

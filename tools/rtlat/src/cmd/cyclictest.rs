@@ -34,6 +34,7 @@ use crate::{
     files::Output,
     live::Interval,
     mode::{Mode, UserSink},
+    report::StopCause,
 };
 
 /// One measuring thread's numbers (cyclictest's `struct thread_stat`),
@@ -699,10 +700,10 @@ impl Mode for Cyclictest {
         Ok(())
     }
 
-    fn peer_exit(&self, reason: &str) -> Option<u8> {
+    fn peer_exit(&self, reason: StopCause) -> Option<u8> {
         // cyclictest exits 0 after a -b break too; 1 when it failed (a
         // session the device stopped, a measuring thread that failed).
-        Some(u8::from(reason == "error"))
+        Some(u8::from(matches!(reason, StopCause::Error)))
     }
 }
 
@@ -1213,11 +1214,11 @@ mod tests {
         };
         // A run cut short (a measuring thread failed) exits 1.
         o.report.stop.trip = None;
-        o.report.stop.reason = "error".into();
+        o.report.stop.reason = StopCause::Error;
         o.report.exit_code = Some(1);
         assert_eq!(code(&o), 1);
         // A -b break exits 0, as cyclictest.
-        o.report.stop.reason = "threshold".into();
+        o.report.stop.reason = StopCause::Threshold;
         o.report.exit_code = Some(0);
         assert_eq!(code(&o), 0);
     }
@@ -1243,10 +1244,15 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
         assert_eq!(v["thread"]["0"]["histogram"]["1"], 1);
-        for reason in ["duration", "count", "threshold", "interrupted"] {
-            assert_eq!(mode.peer_exit(reason), Some(0), "{reason}");
+        for reason in [
+            StopCause::Duration,
+            StopCause::Count,
+            StopCause::Threshold,
+            StopCause::Interrupted,
+        ] {
+            assert_eq!(mode.peer_exit(reason), Some(0), "{reason:?}");
         }
-        assert_eq!(mode.peer_exit("error"), Some(1));
+        assert_eq!(mode.peer_exit(StopCause::Error), Some(1));
         assert!(mode.replaces_live() && mode.user_sink().is_some());
         let _ = std::fs::remove_dir_all(&dir);
     }
