@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
-use rtcore::uapi::{self, State, StopReason};
+use rtcore::uapi::{State, StopReason};
 
 use crate::{
     collect::Ended,
@@ -26,7 +26,7 @@ use crate::{
     raw::RawWriter,
     report::StopCause,
     sched, signals,
-    stream::Stream,
+    stream::{self, Stream},
     sysinfo,
     user::{self, NotReady, Start, StartGate, Users},
 };
@@ -163,32 +163,19 @@ impl Run<'_> {
             let mut raw = raw;
             let stop = stop_reader.clone();
             thread::spawn(move || {
-                let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
                 let mut ran_on = BTreeSet::new();
                 // Until the end of the session's records; attached (a
                 // non-blocking file), also until told to stop.
-                let mut next = |buf: &mut [u8]| loop {
-                    match rdev.read_raw(buf) {
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                            if stop.load(Ordering::Relaxed) {
-                                return 0;
-                            }
-                            let _ = rdev.wait_readable(Duration::from_millis(100));
-                        }
-                        r => return r.unwrap_or(0),
-                    }
-                };
-                while let n @ 1.. = next(&mut buf) {
+                stream::read_records(&mut rdev, &stop, |bytes, recs| {
                     ran_on.extend(sched::current_cpu());
-                    let recs = Device::decode_records(&buf[..n]);
                     if let Some(w) = &mut raw {
-                        w.write(&buf[..n], &recs);
+                        w.write(bytes, recs);
                     }
                     let mut s = stream.lock().unwrap();
-                    for r in &recs {
+                    for r in recs {
                         s.add(r, main_stage);
                     }
-                }
+                });
                 (raw.map(RawWriter::finish), ran_on)
             })
         };

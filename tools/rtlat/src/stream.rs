@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What the streaming reader keeps of a session's records: the latest
-//! latency per CPU (cyclictest's `Act:`), the time line of each CPU (the
-//! SVG's: per time bucket the worst latency and a percentile, in bounded
-//! memory), and the measuring thread of each CPU.
+//! The streaming reader ([`read_records`]), and what it keeps of a
+//! session's records: the latest latency per CPU (cyclictest's `Act:`),
+//! the time line of each CPU (the SVG's: per time bucket the worst latency
+//! and a percentile, in bounded memory), and the measuring thread of each
+//! CPU.
 
-use std::collections::BTreeMap;
+use std::{
+    collections::BTreeMap,
+    io::ErrorKind,
+    sync::atomic::{AtomicBool, Ordering},
+    time::Duration,
+};
 
 use rtcore::{
     hist,
     uapi::{self, Stage},
 };
 
-use crate::tally::Tally;
+use crate::{device::Device, tally::Tally};
 
 /// Width of a time bucket at the start, ns; it doubles whenever the run
 /// outgrows [`MAX_POINTS`].
@@ -191,6 +197,32 @@ impl Stream {
     }
 }
 
+/// Reads the session's records from `dev` until the end of its stream (a
+/// read of 0, or an error). A non-blocking file (`run --attach`'s) waits
+/// for more, and also ends once `stop` is set. `each` gets what each read
+/// brought: its bytes, and the records decoded from them.
+pub fn read_records(
+    dev: &mut Device,
+    stop: &AtomicBool,
+    mut each: impl FnMut(&[u8], &[uapi::Record]),
+) {
+    let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
+    loop {
+        let n = match dev.read_raw(&mut buf) {
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let _ = dev.wait_readable(Duration::from_millis(100));
+                continue;
+            }
+            Ok(n @ 1..) => n,
+            _ => return,
+        };
+        each(&buf[..n], &Device::decode_records(&buf[..n]));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +234,39 @@ mod tests {
             lat_ns: [1_000, thread, -1, -1],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_reader_decodes_every_read() {
+        // More records than one read takes, from a file that ends.
+        let path = std::env::temp_dir().join(format!("rtlat-stream-{}", std::process::id()));
+        let mut bytes = Vec::new();
+        for seq in 0..300u64 {
+            let mut b = [0u8; uapi::RECORD_SIZE];
+            let r = uapi::Record {
+                seq,
+                ..rec((seq % 3) as u32, seq * 1_000, 2_000)
+            };
+            r.encode(&mut b);
+            bytes.extend_from_slice(&b);
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let mut dev = Device::open(&path, false).unwrap();
+        let (mut reads, mut seqs, mut per_cpu) = (0, Vec::new(), [0; 3]);
+        read_records(&mut dev, &AtomicBool::new(false), |b, recs| {
+            reads += 1;
+            assert_eq!(b.len(), recs.len() * uapi::RECORD_SIZE);
+            for (r, raw) in recs.iter().zip(b.chunks_exact(uapi::RECORD_SIZE)) {
+                // The CPU field where the bytes have it.
+                assert_eq!(r.cpu.to_ne_bytes(), raw[4..8]);
+                seqs.push(r.seq);
+                per_cpu[r.cpu as usize] += 1;
+            }
+        });
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(reads, 2);
+        assert_eq!(seqs, (0..300).collect::<Vec<_>>());
+        assert_eq!(per_cpu, [100; 3]);
     }
 
     #[test]

@@ -34,7 +34,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use rtcore::uapi::{self, Stage, State as DevState, StopReason};
+use rtcore::uapi::{Stage, State as DevState, StopReason};
 
 pub use self::metrics::Format;
 use self::{
@@ -54,7 +54,7 @@ use crate::{
     report::Trip,
     sched,
     session::{monotonic_ns, now_epoch},
-    signals, sysinfo,
+    signals, stream, sysinfo,
 };
 
 /// How often the metrics are refreshed for `--listen`.
@@ -377,22 +377,22 @@ impl Monitor<'_> {
     }
 
     /// The thread that drains the rings: it counts the records it read per
-    /// CPU (the CPU field of each), nothing more.
+    /// CPU, nothing more.
     fn reader(&self) -> Result<JoinHandle<()>, String> {
         let mut rdev = self.dev.try_clone().map_err(|e| format!("reader: {e}"))?;
         let read = self.read.clone();
         let ran_on = self.ran_on.clone();
         Ok(thread::spawn(move || {
-            let mut buf = vec![0u8; 256 * uapi::RECORD_SIZE];
-            while let Ok(n @ 1..) = rdev.read_raw(&mut buf) {
+            // The file blocks: the end of the session's stream ends it.
+            let never = AtomicBool::new(false);
+            stream::read_records(&mut rdev, &never, |_, recs| {
                 note_cpu(&ran_on);
-                for rec in buf[..n].chunks_exact(uapi::RECORD_SIZE) {
-                    let cpu = u32::from_ne_bytes([rec[4], rec[5], rec[6], rec[7]]) as usize;
-                    if let Some(c) = read.get(cpu) {
+                for r in recs {
+                    if let Some(c) = read.get(r.cpu as usize) {
                         c.fetch_add(1, Ordering::Relaxed);
                     }
                 }
-            }
+            });
         }))
     }
 
