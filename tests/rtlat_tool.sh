@@ -47,7 +47,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 59
+ktap_set_plan 60
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -692,6 +692,20 @@ if [ $rc = 0 ] && [ -n "$brk" ] && [ "$(printf '%05d' "$brk")" = "$ids" ] &&
 else
 	ktap_print_msg "exit $rc after $((t1 - t0)) s: $(cat "$tmp/ct" "$tmp/cterr")"
 	ktap_test_fail "cyclictest -b: break thread and value, exit 0"
+fi
+# --fail-if: the native gate, its lines on stderr after cyclictest's
+# output. Every activation is later than 1 ns: that gate fails, exit 4
+# (where cyclictest exits 0); none is 1 s late: that one passes.
+name="cyclictest --fail-if: a failed gate exits 4 with its line, one passes"
+rtlat cyclictest -q -p 80 -i 5000 -D 1 --fail-if 'user.max>1ns' --fail-if 'user.p99>1000ms' >"$tmp/ct" 2>"$tmp/cterr"
+rc=$?
+if [ $rc = 4 ] && grep -q '^T: 0 ' "$tmp/ct" && ! grep -q 'rtlat: gate' "$tmp/ct" &&
+	grep -qE '^rtlat: gate user\.max>1ns: FAILED \([0-9.]+ us on CPU [0-9]+\)$' "$tmp/cterr" &&
+	grep -q '^rtlat: gate user\.p99>1000ms: passed (' "$tmp/cterr"; then
+	ktap_test_pass "$name"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/ct" "$tmp/cterr")"
+	ktap_test_fail "$name"
 fi
 trace=/sys/kernel/tracing
 if [ -w "$trace/trace_marker" ]; then

@@ -11,7 +11,8 @@
 //! output is [`Cyclictest`]'s, a [`crate::mode::Mode`]. What cannot be
 //! honoured is refused by name, exit status 2. As cyclictest does,
 //! `/dev/cpu_dma_latency` is held at 0 (or `--latency`'s value) while the
-//! run lasts, unless `--laptop` or `--default-system`.
+//! run lasts, unless `--laptop` or `--default-system`. `--fail-if` is the
+//! native tool's gate: a failed one exits 4, even where cyclictest exits 0.
 
 mod cnum;
 mod getopt;
@@ -53,6 +54,8 @@ Usage: rtlat cyclictest <options>
 -d DIST  --distance=DIST   only 0 with more than one thread and no -h
 -D TIME  --duration=TIME   seconds, or with m, h, d
          --default-system  /dev/cpu_dma_latency is left alone (a WARN line)
+         --fail-if=EXPR    rtlat run's gate: exit status 4 if EXPR holds at
+                           the end (e.g. user.p99.99>100us); repeatable
 -h US    --histogram=US    histogram of 1-unit buckets 0..US-1 after the run
 -H US    --histofall=US    the same with a summary column
          --histfile=PATH   the histogram into PATH instead of standard output
@@ -98,7 +101,7 @@ pub fn main(args: &[String]) -> ExitCode {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Ok(Parsed::Run(s)) => s,
+        Ok(Parsed::Run(s)) => *s,
         Err(Refused(why)) => return refused(&why),
     };
     for w in &s.warnings {
@@ -216,6 +219,7 @@ fn common(s: &Settings) -> Result<Common, String> {
         .collect();
     c.quiet = s.quiet;
     c.ns = s.nsecs;
+    c.ci.fail_if = s.fail_if.clone();
     Ok(c)
 }
 
@@ -319,6 +323,11 @@ fn run(s: Settings, tracemark: Option<TraceMark>) -> Result<ExitCode, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{
+        collect::{self, Outcome},
+        plan::Plan,
+        report::{StopCause, Trip},
+    };
 
     #[test]
     fn the_latency_target_held_or_cyclictests_warning() {
@@ -362,5 +371,126 @@ mod tests {
             "ERROR: shm_open No such file or directory"
         );
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    fn parse(args: &str) -> Result<Parsed, Refused> {
+        let env = Env {
+            possible: (0..4).collect(),
+            configured: 4,
+            allowed: (0..4).collect(),
+        };
+        let args: Vec<String> = args.split_whitespace().map(String::from).collect();
+        opts::parse(&args, &env)
+    }
+
+    fn settings(args: &str) -> Settings {
+        match parse(args) {
+            Ok(Parsed::Run(s)) => *s,
+            other => panic!("{args}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fail_if_is_the_native_gate() {
+        let s = settings(
+            "-q -p 80 --fail-if user.max>1ns --fail-if=user.p99>1000ms --fail-i thread.avg<1us",
+        );
+        let want: Vec<_> = ["user.max>1ns", "user.p99>1000ms", "thread.avg<1us"]
+            .into_iter()
+            .map(|e| crate::gate::parse(e).unwrap())
+            .collect();
+        assert_eq!(common(&s).unwrap().ci.fail_if, want);
+        // A bad expression: the native message, refused (exit 2).
+        assert_eq!(
+            parse("-p 80 --fail-if user.max=1us"),
+            Err(Refused(
+                "--fail-if: 'user.max=1us': no comparison (>, >=, <, <=), e.g. thread.p99.99>100us"
+                    .into()
+            ))
+        );
+        assert_eq!(
+            parse("-p 80 --fail-if"),
+            Err(Refused("option '--fail-if' requires an argument".into()))
+        );
+        // Long only: no letter of cyclictest's is taken.
+        assert_eq!(
+            parse("-p 80 -f user.max>1ns"),
+            Err(Refused("unknown option '-f'".into()))
+        );
+    }
+
+    /// The end of a run of `rtlat cyclictest ARGS` on CPUs 0 and 1 whose
+    /// user stage measured `cpu0` and `cpu1` (ns); its gates evaluated.
+    fn gated_end(
+        args: &str,
+        cpu0: &[u64],
+        cpu1: &[u64],
+        f: impl Fn(&mut Outcome<'_>, &Cyclictest),
+    ) {
+        use crate::gate::tests::stats;
+        let s = settings(args);
+        let plan = Plan::new(&common(&s).unwrap(), &[0, 1, 2, 3], "0-3").unwrap();
+        let mode = Cyclictest::new(s, None, vec![0, 0]);
+        let mut o = collect::tests::outcome(&plan);
+        let st = [stats(0, Stage::User, cpu0), stats(1, Stage::User, cpu1)];
+        o.report.gates = plan.gates.evaluate(&st, &[], &o.report.totals);
+        o.report.stop.trip = None;
+        o.report.stop.reason = StopCause::Duration;
+        f(&mut o, &mode);
+    }
+
+    #[test]
+    fn a_failed_gate_is_never_cyclictests_0() {
+        let args = "-q -p 80 -t 2 -d 0 -b 100 --fail-if user.max>50us --fail-if user.p99>1000ms";
+        gated_end(args, &[5_000; 100], &[5_000, 80_000], |o, mode| {
+            // The native tool's lines, for stderr.
+            let lines = lifecycle::gate_lines(o);
+            assert!(
+                lines.starts_with("rtlat: gate user.max>50us: FAILED (80.000 us on CPU 1)\n"),
+                "{lines}"
+            );
+            assert!(
+                lines.contains("\nrtlat: gate user.p99>1000ms: passed ("),
+                "{lines}"
+            );
+            // The gate's status, where cyclictest would exit 0 ...
+            assert_eq!(lifecycle::verdict(o, mode), (exit::GATE, None));
+            // ... after a -b break too.
+            o.report.stop.trip = Some(Trip {
+                cpu: 1,
+                stage: "user".into(),
+                value_ns: 150_000,
+                seq: 9,
+            });
+            o.report.stop.reason = StopCause::Threshold;
+            assert_eq!(lifecycle::verdict(o, mode), (exit::GATE, None));
+            // A run cut short stays cyclictest's 1.
+            o.report.stop.trip = None;
+            o.report.stop.reason = StopCause::Error;
+            assert_eq!(lifecycle::verdict(o, mode).0, exit::ERROR);
+        });
+        // Every gate passed: cyclictest's 0, after a break or not.
+        gated_end(args, &[5_000; 100], &[5_000; 100], |o, mode| {
+            let lines = lifecycle::gate_lines(o);
+            assert!(
+                lines.starts_with("rtlat: gate user.max>50us: passed (5.000 us on CPU "),
+                "{lines}"
+            );
+            assert_eq!(lifecycle::verdict(o, mode), (exit::OK, None));
+            o.report.stop.reason = StopCause::Threshold;
+            assert_eq!(lifecycle::verdict(o, mode), (exit::OK, None));
+        });
+        // -N: the values in ns, as the native tool's --ns.
+        gated_end(
+            "-q -N -p 80 -t 2 -d 0 --fail-if user.min>=1us",
+            &[1_000],
+            &[900],
+            |o, _| {
+                assert_eq!(
+                    lifecycle::gate_lines(o),
+                    "rtlat: gate user.min>=1us: FAILED (1000 ns on CPU 0)\n"
+                );
+            },
+        );
     }
 }

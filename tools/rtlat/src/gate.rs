@@ -306,7 +306,7 @@ pub fn summary(gates: &[GateReport], ns: bool) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use rtcore::uapi::Stats;
 
     use super::*;
@@ -360,7 +360,8 @@ mod tests {
         assert!(err("thread.max>1.5ns").contains("whole number"));
     }
 
-    fn stats(cpu: u32, stage: Stage, values: &[u64]) -> StageStats {
+    /// The statistics of `values` (ns) on `cpu`'s `stage`.
+    pub(crate) fn stats(cpu: u32, stage: Stage, values: &[u64]) -> StageStats {
         let mut buckets = vec![0u64; hist::BUCKETS];
         let mut s = hist::Summary::new();
         for (i, &v) in values.iter().enumerate() {

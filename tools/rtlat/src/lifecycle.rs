@@ -159,15 +159,8 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         sysinfo::format_cpu_list(&Vec::from_iter(ended.status_ran_on.iter().copied()));
     let mut outcome = collect::collect(&dev, &cpus, &plan, &info, ended)?;
     outcome.report.housekeeping = Some(housekeeping);
-    // The mode says how a trip reads and what it exits with (rtla's 2 for
-    // the timerlat front end, 3 for the native tool).
-    let trip = outcome.report.stop.trip.as_ref().map(|t| mode.on_trip(t));
     let peer = mode.peer_exit(outcome.report.stop.reason);
-    let code = exit_status(
-        peer,
-        trip.as_ref().map(|(_, s)| *s),
-        collect::exit_status(&outcome.report),
-    );
+    let (code, trip_line) = verdict(&outcome, mode);
     // A file that cannot be written at the end loses only itself: the
     // others, the summary and the gates still come, and the run exits with
     // the worse of its status and 1.
@@ -187,8 +180,10 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
     failed.extend(files::write_json(&outcome.report, outputs.json).err());
     let text = mode.on_end(&outcome);
     if peer.is_some() {
-        // The mode reports the run, a trip included, its peer's way.
+        // The mode reports the run, a trip included, its peer's way; the
+        // gates are the tool's.
         print!("{text}");
+        eprint!("{}", gate_lines(&outcome));
         if let Some(e) = &outcome.error {
             eprintln!("rtlat: error: {e}");
         }
@@ -197,18 +192,42 @@ pub fn run(c: &Common, mode: &dyn Mode) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::from(worst(code, &failed)));
     }
-    finish(&outcome, text, trip.map(|(line, _)| line));
+    finish(&outcome, text, trip_line);
     for e in &failed {
         eprintln!("rtlat: error: {e}");
     }
     Ok(ExitCode::from(worst(code, &failed)))
 }
 
+/// The exit status of the run `o` in `mode`, and the line the tool prints
+/// after the mode's text if a threshold stopped it (none where the mode
+/// has a peer status). The mode says how a trip reads and what it exits
+/// with (rtla's 2 for the timerlat front end, 3 for the native tool).
+pub(crate) fn verdict(o: &Outcome<'_>, mode: &dyn Mode) -> (u8, Option<String>) {
+    let trip = o.report.stop.trip.as_ref().map(|t| mode.on_trip(t));
+    let peer = mode.peer_exit(o.report.stop.reason);
+    let code = exit_status(
+        peer,
+        trip.as_ref().map(|(_, s)| *s),
+        collect::exit_status(&o.report),
+        o.report.gates.iter().any(|g| !g.passed),
+    );
+    // (A mode with a peer status reports a trip in its own text.)
+    (code, trip.filter(|_| peer.is_none()).map(|(line, _)| line))
+}
+
+/// The gates' lines, for stderr.
+pub(crate) fn gate_lines(o: &Outcome<'_>) -> String {
+    gate::summary(&o.report.gates, o.plan.unit.ns)
+}
+
 /// The exit status of a run: the mode's `peer` status where it has one
 /// (it reports a trip its peer's way), else the `tool`'s status from the
-/// report, a trip's as the mode says (`trip`).
-fn exit_status(peer: Option<u8>, trip: Option<u8>, tool: u8) -> u8 {
+/// report, a trip's as the mode says (`trip`). A peer's 0 would hide a
+/// failed gate (`gate_failed`): the gate's status then.
+fn exit_status(peer: Option<u8>, trip: Option<u8>, tool: u8, gate_failed: bool) -> u8 {
     match (peer, trip, tool) {
+        (Some(exit::OK), _, _) if gate_failed => exit::GATE,
         (Some(code), _, _) => code,
         (None, Some(code), exit::THRESHOLD) => code,
         (None, _, code) => code,
@@ -237,7 +256,7 @@ fn finish(o: &Outcome<'_>, text: String, trip_line: Option<String>) {
             r.totals.missed, r.totals.dropped
         );
     }
-    eprint!("{}", gate::summary(&r.gates, o.plan.unit.ns));
+    eprint!("{}", gate_lines(o));
     if let Some(e) = r.raw.as_ref().and_then(|raw| raw.error.as_ref()) {
         eprintln!("rtlat: error: raw records: {e}");
     }
@@ -254,12 +273,17 @@ mod tests {
     fn the_status_the_files_say_is_the_one_the_tool_exits_with() {
         // rtlat cyclictest: cyclictest's 0 after a -b break (not the
         // tool's 3), 1 for a run cut short.
-        assert_eq!(exit_status(Some(0), Some(3), exit::THRESHOLD), 0);
-        assert_eq!(exit_status(Some(1), None, exit::ERROR), 1);
+        assert_eq!(exit_status(Some(0), Some(3), exit::THRESHOLD, false), 0);
+        assert_eq!(exit_status(Some(1), None, exit::ERROR, false), 1);
+        // A failed gate is never the peer's 0, after a break or not; the
+        // peer's 1 stays.
+        assert_eq!(exit_status(Some(0), Some(3), exit::THRESHOLD, true), 4);
+        assert_eq!(exit_status(Some(0), None, exit::GATE, true), 4);
+        assert_eq!(exit_status(Some(1), None, exit::ERROR, true), 1);
         // The timerlat front end's trip is rtla's 2; the tool's own else.
-        assert_eq!(exit_status(None, Some(2), exit::THRESHOLD), 2);
-        assert_eq!(exit_status(None, Some(2), exit::ERROR), 1);
-        assert_eq!(exit_status(None, None, exit::GATE), 4);
-        assert_eq!(exit_status(None, None, exit::OK), 0);
+        assert_eq!(exit_status(None, Some(2), exit::THRESHOLD, true), 2);
+        assert_eq!(exit_status(None, Some(2), exit::ERROR, false), 1);
+        assert_eq!(exit_status(None, None, exit::GATE, true), 4);
+        assert_eq!(exit_status(None, None, exit::OK, false), 0);
     }
 }

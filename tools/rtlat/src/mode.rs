@@ -112,7 +112,8 @@ pub trait Mode {
     /// The exit status the mode's peer gives a run that ended for `reason`
     /// (the report's `stop.reason`), a threshold trip included, which the
     /// mode then reports its peer's way in its text; `None`: the tool's own
-    /// (and its line on a trip).
+    /// (and its line on a trip). A failed gate turns a peer's 0 into the
+    /// gate's status.
     fn peer_exit(&self, _reason: StopCause) -> Option<u8> {
         None
     }

@@ -728,7 +728,7 @@ mod tests {
         };
         let args: Vec<String> = args.split_whitespace().map(String::from).collect();
         match opts::parse(&args, &env) {
-            Ok(Parsed::Run(s)) => s,
+            Ok(Parsed::Run(s)) => *s,
             other => panic!("{other:?}"),
         }
     }

@@ -65,11 +65,13 @@ pub(super) enum Opt {
     Help,
     PosixTimers,
     DeepestIdleState,
+    FailIf,
 }
 
 use HasArg::{No, Optional, Required};
 
-/// cyclictest's long options (rt-tests 2.10, a superset of the earlier 2.x).
+/// cyclictest's long options (rt-tests 2.10, a superset of the earlier 2.x),
+/// and rtlat's gate, long only.
 pub(super) const LONG: &[(&str, HasArg, Opt)] = &[
     ("affinity", Optional, Opt::Affinity),
     ("aligned", Optional, Opt::Aligned),
@@ -112,6 +114,7 @@ pub(super) const LONG: &[(&str, HasArg, Opt)] = &[
     ("help", No, Opt::Help),
     ("posix_timers", No, Opt::PosixTimers),
     ("deepest-idle-state", Required, Opt::DeepestIdleState),
+    ("fail-if", Required, Opt::FailIf),
 ];
 
 /// cyclictest's option string `a::A::b:c:d:D:F:h:H:i:l:MNo:p:mqrRsSt::uvx`.

@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+use crate::gate::{self, Gate};
+
 use super::{
     cnum::{atoi, parse_time_string, strtoul0},
     getopt::{getopt, refuse, Item, Opt, Refused},
@@ -99,7 +101,7 @@ pub enum Parsed {
     /// `--help` (or `-?`): print the usage, exit 0.
     Help,
     /// Measure.
-    Run(Settings),
+    Run(Box<Settings>),
 }
 
 /// cyclictest's `-h`/`-H` histogram.
@@ -152,6 +154,8 @@ pub struct Settings {
     pub smp: bool,
     /// cyclictest's own messages about the command line, for standard error.
     pub warnings: Vec<String>,
+    /// `--fail-if`: the native tool's gates.
+    pub fail_if: Vec<Gate>,
 }
 
 impl Settings {
@@ -284,6 +288,7 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
     let mut laptop = false;
     let mut main_affinity = None;
     let mut warnings = Vec::new();
+    let mut fail_if = Vec::new();
     // The arguments of -D, -d, -h/-H and -i as given, for a refusal.
     let (mut duration_arg, mut distance_arg, mut histogram_arg, mut interval_arg) =
         (None, None, None, None);
@@ -433,6 +438,11 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
             Opt::DeepestIdleState => {
                 return cannot("idle states are reported, not changed (see the JSON of rtlat run)")
             }
+            // The native tool's gate and its message.
+            Opt::FailIf => match gate::parse(v) {
+                Ok(g) => fail_if.push(g),
+                Err(e) => return refuse(format!("{name}: {e}")),
+            },
         }
     }
     if let Some(&w) = operands.iter().find(|w| !taken.contains(w)) {
@@ -550,7 +560,7 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
         Affinity::Specified(m) if !smp => Some(m.clone()),
         _ => None,
     });
-    Ok(Parsed::Run(Settings {
+    Ok(Parsed::Run(Box::new(Settings {
         cpus,
         priority: priority as u32,
         policy,
@@ -573,7 +583,8 @@ pub fn parse(args: &[String], env: &Env) -> Result<Parsed, Refused> {
         main_affinity,
         smp,
         warnings,
-    }))
+        fail_if,
+    })))
 }
 
 /// A CPU list as `0-3,6`.
@@ -616,7 +627,7 @@ mod tests {
     /// The settings of `rtlat cyclictest ARGS`.
     fn run(args: &str) -> Settings {
         match parse_with(args, &env()) {
-            Ok(Parsed::Run(s)) => s,
+            Ok(Parsed::Run(s)) => *s,
             other => panic!("{args}: {other:?}"),
         }
     }
