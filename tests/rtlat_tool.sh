@@ -47,7 +47,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 60
+ktap_set_plan 61
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -612,6 +612,21 @@ if [ $rc = 2 ] && grep -q "timerlat hit stop tracing$" "$tmp/out" && grep -q '^A
 else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out")"
 	ktap_test_fail "timerlat -T: rtla's stop line, exit 2"
+fi
+# --fail-if: the native gate, its lines on stderr after rtla's. With -u
+# (the default) the thread context is the user stage: every activation is
+# later than 1 ns, that gate fails, exit 4; none is 1 s late: that one
+# passes.
+name="timerlat --fail-if: a failed gate exits 4 with its line, one passes"
+rtlat timerlat top -d 2s -c 0 -q --fail-if 'user.max>1ns' --fail-if 'user.p99>1000ms' >"$tmp/top" 2>"$tmp/err"
+rc=$?
+if [ $rc = 4 ] && grep -q '^ALL #' "$tmp/top" && ! grep -q 'rtlat: gate' "$tmp/top" &&
+	grep -qE '^rtlat: gate user\.max>1ns: FAILED \([0-9.]+ us on CPU 0\)$' "$tmp/err" &&
+	grep -q '^rtlat: gate user\.p99>1000ms: passed (' "$tmp/err"; then
+	ktap_test_pass "$name"
+else
+	ktap_print_msg "exit $rc: $(cat "$tmp/top" "$tmp/err")"
+	ktap_test_fail "$name"
 fi
 
 # rtlat cyclictest: cyclictest's command line and formats on the user stage.

@@ -24,7 +24,7 @@
 //!
 //! Exit status as rtla's: 0 done, 1 error (and an option refused), 2 a
 //! threshold stopped the run, 129 a command line rtla's parser refuses
-//! (and `-h`).
+//! (and `-h`); and the native tool's 4 for a failed `--fail-if` gate.
 
 mod args;
 mod common;
@@ -83,5 +83,81 @@ fn run(p: &Parsed) -> Result<ExitCode, String> {
             lifecycle::run(&common, &top::Top(v))
         }
         View::Hist(v) => lifecycle::run(&common, &hist::Hist(v.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rtcore::uapi::Stage;
+
+    use super::*;
+    use crate::{
+        collect, exit,
+        gate::tests::stats,
+        mode::Mode,
+        plan::Plan,
+        report::{StopCause, Trip},
+    };
+
+    #[test]
+    fn a_failed_gate_fails_the_run_after_rtlas_numbers() {
+        let p = args::parse(&[
+            "top",
+            "-q",
+            "-d",
+            "2",
+            "-T",
+            "100",
+            "--fail-if",
+            "user.max>50us",
+        ])
+        .unwrap();
+        let mut c = Native::try_parse_from(&p.native).unwrap().common;
+        c.thresholds = p.thresholds.clone();
+        let plan = Plan::new(&c, &[0, 1], "0-1").unwrap();
+        let View::Top(v) = p.view else { panic!() };
+        let mode = top::Top(v);
+        let mut o = collect::tests::outcome(&plan);
+        let st = [
+            stats(0, Stage::User, &[5_000]),
+            stats(1, Stage::User, &[80_000]),
+        ];
+        o.report.gates = plan.gates.evaluate(&st, &[], &o.report.totals);
+        o.report.stop.trip = None;
+        o.report.stop.reason = StopCause::Duration;
+        assert_eq!(
+            lifecycle::gate_lines(&o),
+            "rtlat: gate user.max>50us: FAILED (80.000 us on CPU 1)\n"
+        );
+        assert_eq!(lifecycle::verdict(&o, &mode), (exit::GATE, None));
+        // A threshold that stopped the run: rtla's 2 and its line.
+        o.report.stop.trip = Some(Trip {
+            cpu: 1,
+            stage: "user".into(),
+            value_ns: 150_000,
+            seq: 9,
+        });
+        o.report.stop.reason = StopCause::Threshold;
+        let (code, line) = lifecycle::verdict(&o, &mode);
+        assert_eq!(code, 2);
+        assert!(line.unwrap().starts_with("timerlat hit stop tracing\n"));
+        // Every gate passed: rtla's 0.
+        o.report.stop.trip = None;
+        o.report.stop.reason = StopCause::Duration;
+        o.report.gates.iter_mut().for_each(|g| g.passed = true);
+        assert_eq!(lifecycle::verdict(&o, &mode), (exit::OK, None));
+    }
+
+    #[test]
+    fn a_gate_on_a_stage_not_measured_is_rtlas_refusal() {
+        let p = args::parse(&["top", "-k", "--fail-if", "user.max>50us"]).unwrap();
+        let c = Native::try_parse_from(&p.native).unwrap().common;
+        let e = Plan::new(&c, &[0, 1], "0-1").err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "--fail-if 'user.max>50us': the user stage is not measured (--user)"
+        );
+        let View::Top(v) = p.view else { panic!() };
+        assert_eq!(top::Top(v).refused_exit(&e), exit::ERROR);
     }
 }

@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use rtcore::uapi::Stage;
 
 use super::{common::thread_stage, hist::HistView, top::TopView};
-use crate::{cli::Threshold, sysinfo};
+use crate::{cli::Threshold, gate::Gate, sysinfo};
 
 const AFTER_HELP: &str = "\
 Measured with /dev/rtlat (no tracer): -u, the default as for rtla on a kernel
@@ -25,7 +25,8 @@ Refused by name (exit 1), rtlat cannot honour them: -a/--auto, --aa-only,
 -D/--debug; -P other than f:prio.
 
 Exit status as rtla's: 0 done, 1 error, 2 a threshold (-i, -T) stopped the
-run, 129 a refused command line (and -h).";
+run, 129 a refused command line (and -h); rtlat's own: 4 a --fail-if gate
+failed (its stages are rtlat run's: with -u, user is the thread context).";
 
 /// `rtlat timerlat`: rtla timerlat's command line.
 #[derive(Parser, Debug)]
@@ -163,6 +164,11 @@ pub struct Opts {
     #[arg(short, long, value_name = "time[s|m|h|d]", value_parser = seconds,
           help_heading = "General")]
     pub duration: Option<u64>,
+    /// rtlat's gate (long only): exit status 4 if EXPR holds at the end, as
+    /// rtlat run's, e.g. user.p99.99>100us; repeatable.
+    #[arg(long = "fail-if", value_name = "EXPR", value_parser = crate::gate::parse,
+          help_heading = "General")]
+    pub fail_if: Vec<Gate>,
 
     /// Save the stopped trace to [file|timerlat_trace.txt] (rtlat's own
     /// trace instance, kept at a threshold trip).
@@ -456,6 +462,9 @@ pub fn parse<S: AsRef<str>>(argv: &[S]) -> Result<Parsed, Refusal> {
     if quiet {
         arg("--quiet", None);
     }
+    for g in &opts.fail_if {
+        arg("--fail-if", Some(g.expr.clone()));
+    }
 
     // 0 is rtla's "no threshold".
     let thresholds = [(opts.irq, Stage::Irq), (opts.thread, thread_stage(user))]
@@ -669,6 +678,51 @@ mod tests {
         };
         assert!(v.user && v.ns && v.no_irq && v.no_header && v.no_index && v.with_zeros);
         assert_eq!((v.bucket_size, v.entries), (10, 256));
+    }
+
+    #[test]
+    fn fail_if_goes_to_the_native_command_line() {
+        let p = ok("top -q -d 2 --fail-if user.max>1ns --fail-if=irq.p99.9>=50us");
+        assert_eq!(
+            p.native,
+            [
+                "--user",
+                "--duration",
+                "2s",
+                "--quiet",
+                "--fail-if",
+                "user.max>1ns",
+                "--fail-if",
+                "irq.p99.9>=50us"
+            ]
+        );
+        let p = ok("hist -k -d 2 --fail-i thread.p99>100us");
+        assert_eq!(
+            p.native[p.native.len() - 2..],
+            ["--fail-if", "thread.p99>100us"]
+        );
+        // A bad expression: rtla's usage refusal (exit 129), with the
+        // native message.
+        let bad = parse_str("top --fail-if thread.max=1us").unwrap_err();
+        assert_eq!(bad.status(), 129);
+        let msg = bad_usage(bad);
+        assert!(
+            msg.contains(
+                "'thread.max=1us': no comparison (>, >=, <, <=), e.g. thread.p99.99>100us"
+            ),
+            "{msg}"
+        );
+        assert!(usage("hist --fail-if thred.max>1us").contains("unknown stage 'thred'"));
+        // Long only: no letter of rtla's is taken.
+        assert!(usage("top -f user.max>1ns").contains("'-f'"));
+    }
+
+    /// clap's message of a usage refusal.
+    fn bad_usage(r: Refusal) -> String {
+        match r {
+            Refusal::Usage(e) => e.to_string(),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
