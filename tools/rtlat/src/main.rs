@@ -42,7 +42,7 @@ use clap::Parser;
 use rtlat_client::device;
 
 use cli::{Cli, Cmd};
-use cmd::{Hist, Top};
+use cmd::{Hist, Run};
 
 fn main() -> ExitCode {
     signals::catch_status();
@@ -60,7 +60,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match &cli.cmd {
-        Cmd::Run(c) => lifecycle::run(c, &Top),
+        Cmd::Run(c) => lifecycle::run(c, &Run),
         Cmd::Hist(h) => lifecycle::run(&h.common, &Hist::new(h)),
         Cmd::Monitor(m) => cmd::monitor::run(m),
         Cmd::Cyclictest { args } => return cyclictest::main(args),

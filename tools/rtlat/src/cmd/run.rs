@@ -12,9 +12,9 @@ use crate::{
 };
 
 /// The mode of `rtlat run`.
-pub struct Top;
+pub struct Run;
 
-impl Mode for Top {
+impl Mode for Run {
     fn on_interval(&self, now: &Interval<'_>) -> String {
         let p = now.plan;
         now.cyclictest_lines()
