@@ -697,6 +697,11 @@ TEST(latency_records)
 		ASSERT_EQ(-1, r->lat_ns[RTLAT_STAGE_RESPONSE]);
 		if (!(r->flags & RTLAT_REC_NO_USER)) {
 			ASSERT_LE(r->lat_ns[RTLAT_STAGE_THREAD], r->lat_ns[RTLAT_STAGE_USER]);
+			/* The user stage, too, ended before the read. */
+			ASSERT_LE(r->expected_ns + r->lat_ns[RTLAT_STAGE_USER],
+				  (__u64)read_at.tv_sec * 1000000000ULL + read_at.tv_nsec)
+				TH_LOG("record %d: user stage %lld ns", i,
+				       (long long)r->lat_ns[RTLAT_STAGE_USER]);
 			users++;
 		} else {
 			ASSERT_EQ(-1, r->lat_ns[RTLAT_STAGE_USER]);
