@@ -13,6 +13,45 @@
 //! One session at a time, owned by the file that configured it; closing that
 //! file stops and frees it. `read()` on any other single file streams the
 //! records.
+//!
+//! # What runs where
+//!
+//! - Hard IRQ (each CPU's hard-mode hrtimer, [`session`]'s `CpuState::run`):
+//!   the irq stage; then it wakes the CPU's kernel thread, or claims and
+//!   wakes a user waiter and forwards the timer. An irq-only session
+//!   completes its record and checks its thresholds there. No sleeping
+//!   lock, no allocation.
+//! - Kernel thread `rtlat/N` (SCHED_FIFO, bound to its CPU; it sleeps
+//!   between activations and takes the CPU's sleeping `produce` lock): the
+//!   thread stage, the thresholds, the record completed, the next period
+//!   armed. In an irq-only session it arms the first period only, wakes
+//!   the readers and stops the session after a trip.
+//! - User waiter (`RTLAT_IOC_USER_WAIT`, a task pinned to the CPU, asleep in
+//!   the ioctl until claimed): the thread and user stages of the activation
+//!   it was claimed for, their thresholds, and the previous one's response
+//!   time.
+//! - Blame's tracepoint probes (scheduler and interrupt entry and exit, with
+//!   interrupts off): one event into that CPU's own timeline, no lock.
+//! - The CPU hotplug callback (task context, on the CPU going offline):
+//!   stops sampling there for the rest of the session.
+//! - Task context (ioctls, `read()`, `poll()`, release): every allocation
+//!   (CONFIG and START), and the waits for a stop; a stop's final work on
+//!   the module's workqueue.
+//!
+//! # Files
+//!
+//! From the ground up: a file names only those before it in this list (and
+//! the shared layer, `rust/`, as `rtrs`), but for `session/`'s files, which
+//! name the session they are part of:
+//!
+//! - `blame.rs`: why a late activation was late, from its CPU's timeline.
+//! - `session.rs`: a session, its states and one activation's ownership,
+//!   as a `rtrs::measure::Source`; in `session/`, `cpu.rs` (one CPU's
+//!   timer and what its hard IRQ hands on), `user.rs` (the user stage and
+//!   its waiters) and `worker.rs` (one CPU's kernel thread).
+//! - `rtlat_main.rs`: the module, the device, its file operations and the
+//!   hotplug callback.
+//! - `rtlat_shim.c`: the shared layer's C shim, linked into this module.
 
 use kernel::{
     ffi::c_uint,
