@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/pci_regs.h>
 #include <linux/rtedu.h>
 #include <linux/rtlat.h>
 #include "kselftest_harness.h"
@@ -174,36 +175,20 @@ static int bind_again(const char *name, const char *dev)
 	return access(dev, F_OK);
 }
 
-/* The PCI command register of a device (bit 2: bus master), or -1. */
-static int pci_command(const char *name)
+/* A 16-bit register of a device's PCI configuration space, or -1. */
+static int pci_config_word(const char *name, off_t offset)
 {
 	char path[128];
-	uint16_t cmd;
+	uint16_t w;
 	int fd, n;
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", name);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
-	n = pread(fd, &cmd, sizeof(cmd), 4);
+	n = pread(fd, &w, sizeof(w), offset);
 	close(fd);
-	return n == sizeof(cmd) ? cmd : -1;
-}
-
-/* The PCI status register of a device (bit 3: INTx asserted), or -1. */
-static int pci_status(const char *name)
-{
-	char path[128];
-	uint16_t st;
-	int fd, n;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = pread(fd, &st, sizeof(st), 6);
-	close(fd);
-	return n == sizeof(st) ? st : -1;
+	return n == sizeof(w) ? w : -1;
 }
 
 /*
@@ -216,13 +201,14 @@ static void log_irq_path(struct __test_metadata *_metadata, int fd, const char *
 {
 	struct rtedu_info i = info_of(fd);
 	char path[64], line[512], tag[16], comm[64];
-	int cmd = pci_command(name), st = pci_status(name), cpu = -1, k;
+	int cmd = pci_config_word(name, PCI_COMMAND), st = pci_config_word(name, PCI_STATUS);
+	int cpu = -1, k;
 	char state = '?';
 	FILE *f;
 
 	TH_LOG("%s: command %#x (INTx %s), status %#x (INTx %s)", name, cmd,
-	       cmd >= 0 && (cmd & 0x400) ? "disabled" : "enabled", st,
-	       st >= 0 && (st & 0x8) ? "asserted" : "not asserted");
+	       cmd >= 0 && (cmd & PCI_COMMAND_INTX_DISABLE) ? "disabled" : "enabled", st,
+	       st >= 0 && (st & PCI_STATUS_INTERRUPT) ? "asserted" : "not asserted");
 	TH_LOG("rtedu%u: irq %u, type %u, %llu handled, %llu not ours", i.instance, i.irq,
 	       i.irq_type, (unsigned long long)i.irqs, (unsigned long long)i.spurious);
 	snprintf(tag, sizeof(tag), "%u:", i.irq);
@@ -1012,9 +998,10 @@ TEST(dma_interrupted_then_unbind)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	EXPECT_EQ(0, bar[EDU_DMA_CMD] & EDU_DMA_RUN) TH_LOG("unbind returned while a transfer was pending");
 	TH_LOG("unbind took %ld ms", (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
-	cmd = pci_command(name);
+	cmd = pci_config_word(name, PCI_COMMAND);
 	ASSERT_LE(0, cmd);
-	EXPECT_EQ(0, cmd & 0x4) TH_LOG("bus mastering on after unbind (command %#x)", cmd);
+	EXPECT_EQ(0, cmd & PCI_COMMAND_MASTER)
+		TH_LOG("bus mastering on after unbind (command %#x)", cmd);
 	close(fd);
 
 	/* Bound again: a working device. */
@@ -1023,7 +1010,7 @@ TEST(dma_interrupted_then_unbind)
 		usleep(20000);
 	fd = open(DEV1, O_RDWR);
 	ASSERT_LE(0, fd);
-	EXPECT_NE(0, pci_command(name) & 0x4);
+	EXPECT_NE(0, pci_config_word(name, PCI_COMMAND) & PCI_COMMAND_MASTER);
 	d.buf_ptr = (uintptr_t)b;
 	if (ioctl(fd, RTEDU_IOC_DMA, &d)) {
 		TH_LOG("after bind: %s", strerror(errno));
@@ -1118,7 +1105,7 @@ TEST(failed_probe_disables_device)
 	ASSERT_EQ(4, pwrite(cfg, &zero, 4, 0x10));
 	ret = write_file(DRIVER "/bind", name);
 	err = errno;
-	cmd = pci_command(name);
+	cmd = pci_config_word(name, PCI_COMMAND);
 	after = pci_enable_count(name);
 	/* BAR 0 back in place before anything can fail. */
 	ASSERT_EQ(4, pwrite(cfg, &bar0, 4, 0x10));
@@ -1126,7 +1113,8 @@ TEST(failed_probe_disables_device)
 	EXPECT_EQ(-1, ret) TH_LOG("bound with BAR 0 moved away");
 	EXPECT_EQ(ENODEV, err) TH_LOG("bind: %s", strerror(err));
 	ASSERT_LE(0, cmd);
-	EXPECT_EQ(0, cmd & 0x4) TH_LOG("bus mastering on after a failed probe (command %#x)", cmd);
+	EXPECT_EQ(0, cmd & PCI_COMMAND_MASTER)
+		TH_LOG("bus mastering on after a failed probe (command %#x)", cmd);
 	EXPECT_EQ(before, after) TH_LOG("enabled %d times before the failed probe, %d after",
 					before, after);
 
@@ -1134,7 +1122,7 @@ TEST(failed_probe_disables_device)
 	ASSERT_EQ(0, bind_again(name, DEV1)) TH_LOG("bind %s: %s", name, strerror(errno));
 	fd = open(DEV1, O_RDWR);
 	ASSERT_LE(0, fd);
-	EXPECT_NE(0, pci_command(name) & 0x4);
+	EXPECT_NE(0, pci_config_word(name, PCI_COMMAND) & PCI_COMMAND_MASTER);
 	struct rtedu_factorial f = { .size = sizeof(f), .version = RTEDU_VERSION, .n = 5 };
 	EXPECT_EQ(0, ioctl(fd, RTEDU_IOC_FACTORIAL, &f)) TH_LOG("after bind: %s", strerror(errno));
 	EXPECT_EQ(120, f.result);
