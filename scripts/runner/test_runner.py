@@ -3,6 +3,7 @@
 the tables, scripts/vmtest's options and command lines.
 cd scripts && python3 -m unittest runner.test_runner"""
 
+import re
 import unittest
 
 from runner.cells import BUILD, CHOSEN, SUITE, MatrixError, parse_cell, parse_matrix
@@ -14,7 +15,8 @@ from runner.tally import Tally
 from runner.timings import Timing, rst_table, table_line
 from runner.vmtest import (Die, Unbound, check_options, clock_append, guest_memory, guest_timeout, kernel_append,
                            last_look_append, last_look_argv, need_tool, nmi_at,
-                           parse_args, qemu_argv, report_argv, timeout_error, want_peers, wants_scrape, work_suffix)
+                           parse_args, qemu_argv, report_argv, sparse_dts, timeout_error, want_peers, wants_scrape,
+                           work_suffix)
 
 ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "arm64": "arm64", "riscv64": "riscv64", "riscv": "riscv64"}
 
@@ -275,9 +277,50 @@ class Vmtest(unittest.TestCase):
                                 "-append", "A"])
         self.assertEqual(qemu_argv("q", "arm64", vm_opts("--then-bench", "1,1,1"), "K", "W", "A", "1G")[1:3],
                          ["-accel", "tcg"])
+        # A machine past 256 on arm64: 2 online of 260 on 3 vCPUs; elsewhere
+        # a vCPU a possible CPU.
+        self.assertEqual(qemu_argv("q", "arm64", vm_opts("--cpus", "2/260"), "K", "W", "A", "2G")[3:5], ["-smp", "3"])
+        self.assertEqual(qemu_argv("q", "x86_64", vm_opts("--cpus", "2/8"), "K", "W", "A", "1G")[3:5], ["-smp", "8"])
+        self.assertEqual(qemu_argv("q", "arm64", vm_opts("--cpus", "4"), "K", "W", "A", "1G")[3:5], ["-smp", "4"])
         self.assertEqual(report_argv("R", "arm64", "W", "K", 0, "300", vm_opts("--inject", "kasan"))[1:],
                          ["--arch", "arm64", "--work", "W", "--kdir", "K", "--qemu-rc", "0", "--timeout", "300",
                           "--inject", "kasan"])
+
+
+def cpu_node(name, reg, phandle=None):
+    ph = f"\t\t\tphandle = <{phandle:#x}>;\n" if phandle else ""
+    return (f"\t\tcpu@{name} {{\n{ph}\t\t\treg = <{reg:#x}>;\n\t\t\tenable-method = \"psci\";\n"
+            "\t\t\tdevice_type = \"cpu\";\n\t\t};\n")
+
+
+class SparseCpus(unittest.TestCase):
+    # QEMU's tree for 3 vCPUs, as dtc prints it (the nodes out of order).
+    DTS = ("/ {\n\tcpus {\n\t\t#size-cells = <0x00>;\n\t\t#address-cells = <0x01>;\n\n"
+           "\t\tcpu-map {\n\n\t\t\tsocket0 {\n\t\t\t\tcore0 {\n\t\t\t\t\tcpu = <0x8003>;\n\t\t\t\t};\n"
+           "\t\t\t};\n\t\t};\n\n" + cpu_node("2", 2, 0x8001) + "\n" + cpu_node("0", 0, 0x8003) + "\n"
+           + cpu_node("1", 1, 0x8002) + "\t};\n\n\tpsci {\n\t\tmethod = \"hvc\";\n\t};\n};\n")
+
+    def test_nodes(self):
+        out = sparse_dts(self.DTS, 2, 6)
+        regs = [int(r, 16) for r in re.findall(r"reg = <(0x[0-9a-f]+)>", out)]
+        # The online vCPUs first, the spare one last: CPU 5 is vCPU 2.
+        self.assertEqual(regs, [0, 1, 0x10002, 0x10003, 0x10004, 2])
+        self.assertEqual(len(re.findall(r"device_type = \"cpu\"", out)), 6)
+        self.assertEqual(re.findall(r"cpu@([0-9a-f]+) \{", out), ["0", "1", "10002", "10003", "10004", "2"])
+        # No phandle twice, no cpu-map; the rest of the tree kept.
+        self.assertEqual(out.count("phandle = <0x8001>"), 1)
+        self.assertNotIn("cpu-map", out)
+        self.assertTrue(out.endswith("\t};\n\n\tpsci {\n\t\tmethod = \"hvc\";\n\t};\n};\n"))
+        # Online and possible differ by one: the vCPUs alone.
+        self.assertEqual(re.findall(r"reg = <(0x[0-9a-f]+)>", sparse_dts(self.DTS, 2, 3)), ["0x0", "0x1", "0x2"])
+
+    def test_other_trees_refused(self):
+        # Too few vCPU nodes, no /cpus node, two address cells: Die, not a
+        # traceback.
+        for dts, online in ((self.DTS, 3), ("/ {\n\tpsci {\n\t};\n};\n", 2),
+                            (self.DTS.replace("#address-cells = <0x01>", "#address-cells = <0x02>"), 2)):
+            with self.assertRaises(Die):
+                sparse_dts(dts, online, 260)
 
 
 if __name__ == "__main__":

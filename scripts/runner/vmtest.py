@@ -310,6 +310,57 @@ def accel(arch, o):
     return "tcg,thread=single" if arch == "x86_64" and o.then_bench else "tcg"
 
 
+# A machine of more possible CPUs than online, on arm64, is a device tree
+# of that many CPU nodes over one vCPU more than are online: the first
+# nodes the online vCPUs', the last node the spare vCPU's, those between
+# with affinities (MPIDR_EL1 values) that no vCPU has, so that PSCI refuses
+# to start them. The kernel numbers CPUs in the tree's order: the spare vCPU
+# is the last possible CPU (259 of 260), the one the tests past 256 bring
+# online. QEMU runs one thread a vCPU: with a vCPU for every possible CPU,
+# each broadcast TLB invalidation woke the threads of all 260, and a debug
+# kernel took 193 s to reach /init (664 s on a loaded machine); with three,
+# the kernel's per-CPU set-up for 260 is what is left.
+def sparse_cpus(arch, o):
+    """A machine whose possible CPUs are device-tree nodes (arm64), not
+    vCPUs. (One more possible than online is a vCPU more, no rewrite.)"""
+    return arch == "arm64" and int(o.possible) > int(o.online) + 1
+
+
+def vcpus(arch, o):
+    """-smp: a vCPU for every possible CPU, or the online ones and a spare."""
+    return str(int(o.online) + 1) if sparse_cpus(arch, o) else o.possible
+
+
+CPU_NODE = re.compile(r"^\t\tcpu@[0-9a-f]+ \{\n.*?^\t\t\};\n", re.S | re.M)
+CPU_MAP = re.compile(r"^\t\tcpu-map \{\n.*?^\t\t\};\n", re.S | re.M)
+REG = re.compile(r"^\t\t\treg = <(0x[0-9a-f]+)>;$", re.M)
+
+
+def sparse_dts(dts, online, possible):
+    """QEMU's device tree (dtc's source of it) for online + 1 vCPUs, with
+    possible CPU nodes: the online vCPUs', ones no vCPU answers, then the
+    spare vCPU's. (cpu-map, which names only the vCPUs, is left out: the
+    kernel then sees a flat topology.) Die on a tree of another shape."""
+    start = dts.find("\n\tcpus {\n") + 1
+    end = dts.find("\n\t};\n", start) + 1
+    if start == 0 or end == 0 or "#address-cells = <0x01>;" not in dts[start:end]:
+        raise Die("QEMU's device tree has no /cpus node of one address cell: cannot add CPUs to it")
+    block = CPU_MAP.sub("", dts[start:end])
+    nodes = CPU_NODE.findall(block)
+    if len(nodes) != online + 1 or not all(REG.search(n) for n in nodes):
+        raise Die(f"QEMU's device tree has {len(nodes)} CPU nodes with one reg each, not {online + 1}")
+    nodes.sort(key=lambda n: int(REG.search(n).group(1), 16))
+    head = CPU_NODE.sub("", block)
+    spare = re.sub(r"^\t\t\tphandle = .*\n", "", nodes[online], flags=re.M)
+    absent = []
+    for cpu in range(online, possible - 1):
+        # Affinity level 2 set: no vCPU of QEMU's virt machine has it.
+        mpidr = 0x10000 + cpu
+        node = REG.sub(f"\t\t\treg = <{mpidr:#x}>;", spare)
+        absent.append(re.sub(r"^\t\tcpu@[0-9a-f]+ ", f"\t\tcpu@{mpidr:x} ", node))
+    return dts[:start] + head + "".join(nodes[:online] + absent + nodes[online:]) + dts[end:]
+
+
 def words(text):
     """read -ra's split of text: its first line, at blanks."""
     return text.split("\n", 1)[0].split()
@@ -319,7 +370,7 @@ def qemu_argv(qemu_cmd, arch, o, image, work, append, mem):
     """QEMU's command line (qemu_cmd: the architecture's command, machine
     and CPU), before the network and RTRS_QEMU_ARGS. A virtio serial port
     named rtrs.results brings the TAP output and dmesg back."""
-    return [*words(qemu_cmd), "-accel", accel(arch, o), "-smp", o.possible, "-m", mem, "-nographic",
+    return [*words(qemu_cmd), "-accel", accel(arch, o), "-smp", vcpus(arch, o), "-m", mem, "-nographic",
             "-no-reboot", "-kernel", image, "-initrd", f"{work}/initramfs.cpio",
             "-device", "virtio-serial-pci", "-chardev", f"file,id=res,path={work}/results.log",
             "-device", "virtserialport,chardev=res,name=rtrs.results",
@@ -765,6 +816,8 @@ class Run:
         append = " ".join(a for a in (kernel_append(o, self.console, self.env.get("RTRS_KUNIT_GLOB")),
                                       clock_append(self.arch), last_look_append(self.arch, o)) if a)
         qemu = qemu_argv(self.qemu_cmd, self.arch, o, self.image, work, append, guest_memory(o))
+        if sparse_cpus(self.arch, o):
+            qemu += ["-dtb", self.cpus_dtb(qemu)]
         # (A short path, a unix socket's is at most 107 bytes, in a
         # directory of this run's own.)
         if last_look_append(self.arch, o):
@@ -789,6 +842,34 @@ class Run:
 
         # RTRS_QEMU_ARGS: more QEMU arguments, split at blanks (a monitor socket, say).
         return qemu + words(self.env.get("RTRS_QEMU_ARGS", ""))
+
+    def cpus_dtb(self, qemu):
+        """The device tree of a machine of more possible CPUs than vCPUs
+        (sparse_cpus): QEMU's own for this command line, its CPU nodes
+        rewritten (with the kernel tree's dtc)."""
+        o, work = self.o, self.work
+        if not os.access(f"{self.kdir}/scripts/dtc/dtc", os.X_OK):
+            raise Die(f"--cpus {o.cpus} on arm64 needs the kernel tree's dtc: {self.kdir}/scripts/dtc/dtc")
+        dtc = self.inroot + [f"{self.kdir}/scripts/dtc/dtc", "-q"]
+        # The machine of the boot (RTRS_QEMU_ARGS too), without what it
+        # loads: QEMU writes /chosen (command line, initrd) at the boot.
+        dump, skip = [], False
+        for a in qemu + words(self.env.get("RTRS_QEMU_ARGS", "")):
+            if skip or a in ("-kernel", "-initrd", "-append"):
+                skip = not skip
+                continue
+            dump.append(a)
+        try:
+            rc = subprocess.run(dump + ["-machine", f"dumpdtb={work}/qemu.dtb"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, timeout=60).returncode
+        except (OSError, subprocess.TimeoutExpired) as e:
+            rc = str(e)
+        if rc != 0:
+            raise Die(f"QEMU could not dump its device tree for --cpus {o.cpus} ({rc})")
+        dts = must_output(dtc + ["-I", "dtb", "-O", "dts", f"{work}/qemu.dtb"])
+        write(f"{work}/cpus.dts", sparse_dts(dts, int(o.online), int(o.possible)))
+        must(dtc + ["-I", "dts", "-O", "dtb", "-o", f"{work}/cpus.dtb", f"{work}/cpus.dts"])
+        return f"{work}/cpus.dtb"
 
     def start_scrape(self, hport):
         scrape = f"{self.work}/prometheus"
@@ -816,6 +897,8 @@ class Run:
         o, work = self.o, self.work
         cmax = self.env.get("RTRS_CONSOLE_MAX") or DEFAULT_CONSOLE_MAX
         maxcpus = "" if o.possible == o.online else f" of {o.possible} possible"
+        if sparse_cpus(self.arch, o):
+            maxcpus += f" on {vcpus(self.arch, o)} vCPUs"
         self.log(f"booting {self.krel} ({basename(self.image)}, TCG{accel(self.arch, o)[3:]}, {o.online} "
                  f"CPUs{maxcpus}, timeout {self.vm_timeout}s)")
         start = int(time.time())
