@@ -48,8 +48,8 @@ RTRS_ARCHES=$(awk 'NF { printf "%s%s", s, $1; s = " " }' <<<"$RTRS_ARCH_TABLE")
 # x86_64 guest of 8 CPUs, and a build check of the older tree on x86_64.
 # (scripts/run-tests starts the whole-suite cells in this order, then
 # Debian's installed systems, then the cells of chosen programs.)
-# (A machine with CPUs past the UAPI's inline 256, "7.3:arm64:cpus=2/260",
-# takes its debug kernel three minutes more to boot: run by hand.)
+# (The machine with CPUs past the UAPI's inline 256 is arm64's installed
+# system: scripts/runner/distro.py's WIDE.)
 # shellcheck disable=SC2034 # scripts/run-tests's
 RTRS_DEFAULT_MATRIX="${RTRS_TREES%% *}:x86_64 ${RTRS_TREES%% *}:arm64 ${RTRS_TREES%% *}:riscv64 ${RTRS_TREES%% *}:x86_64:cpus=8:rt_env,rtlat_test ${RTRS_TREES##* }:x86_64:build"
 # make check-long's cells (scripts/run-tests under RTRS_LONG=1), unless

@@ -18,6 +18,12 @@ from runner.console import err, say
 from runner.steps import first_line, readlink_f, tail
 from runner.timings import now
 
+# arm64's installed system is the machine of CPUs past 256: 2 online of 260
+# possible (scripts/vmtest's sparse_cpus), so that the paths past the UAPI's
+# inline 256 (rtlat_test's cpus_past_256, the tool's --cpus 0,259) run in
+# make check, on a kernel users run.
+WIDE = {"arm64": "2/260"}
+
 BAD_RUSTC = 'CONFIG_RUSTC_VERSION_TEXT="rustc 1.84.0 (9fc6b4312 2025-01-07)"'
 
 
@@ -59,10 +65,20 @@ class Distro:
         """The build directory scripts/distro-kdir printed for rel."""
         return first_line(self.log(rel, "kdir"))
 
-    def system_dir(self, kdir):
-        """The installed system scripts/vmtest --system boots for the build
-        directory kdir (its copy of the root, the packages installed)."""
-        return os.path.join(self.root, "out", "vmtest", os.path.basename(readlink_f(kdir)), "initramfs")
+    def cpus(self, rel):
+        """scripts/vmtest --cpus of rel's guest, "" for its default."""
+        return WIDE.get(self.arch(rel) or "", "")
+
+    def work_dir(self, rel):
+        """The work directory of scripts/vmtest --system for rel."""
+        cpus = self.cpus(rel)
+        return os.path.join(self.root, "out", "vmtest", os.path.basename(readlink_f(self.kdir(rel)))
+                            + (self.lib.cpus_suffix(cpus) if cpus else ""))
+
+    def system_dir(self, rel):
+        """The installed system scripts/vmtest --system boots for rel (its
+        copy of the root, the packages installed)."""
+        return os.path.join(self.work_dir(rel), "initramfs")
 
     def prepare(self, job):
         """The background job of step 1: each release's build directory,
@@ -97,8 +113,7 @@ class Distro:
         its guest ran; guest_failed: its count of failures)."""
         say(f"=== distribution kernel {rel}: on the host")
         darch = self.arch(rel) or "x86_64"
-        kdir = self.kdir(rel)
-        system = self.system_dir(kdir)
+        system = self.system_dir(rel)
         # The packages leave nothing behind when apt removes them (in the
         # system the guest booted, chrooted on the host). (Only where this
         # run's guest installed them: a failed install is that guest's

@@ -213,13 +213,16 @@ class Run:
         if self.distro.ready[rel] != 0 or not kdir or not os.path.isfile(os.path.join(kdir, ".rtrs-ok")):
             return
         # (No system of an earlier run left for step 8's apt remove to judge.)
-        shutil.rmtree(self.distro.system_dir(kdir), ignore_errors=True)
+        shutil.rmtree(self.distro.system_dir(rel), ignore_errors=True)
         smoke = bench.BENCH_SMOKE if self.bench_rel.get(darch) == rel else ""
-        label = f"distro {rel}: guest (installed system{', + benchmark smoke run' if smoke else ''})"
-        self.distro_guest[rel] = self.pool.start(label, darch, kdir, "", ["--system"]
+        cpus = self.distro.cpus(rel)
+        label = (f"distro {rel}: guest (installed system{f', CPUs {cpus}' if cpus else ''}"
+                 f"{', + benchmark smoke run' if smoke else ''})")
+        self.distro_guest[rel] = self.pool.start(label, darch, kdir, self.lib.cpus_suffix(cpus) if cpus else "",
+                                                 ["--system"] + (["--cpus", cpus] if cpus else [])
                                                  + (["--then-bench", smoke] if smoke else []))
         if smoke:
-            self.benched[darch] = os.path.join(self.pool.work_dir(kdir), "results.log")
+            self.benched[darch] = os.path.join(self.distro.work_dir(rel), "results.log")
             self.bench_kdir[darch] = kdir
 
     def cell_result(self, cell):
