@@ -30,7 +30,10 @@ use crate::{
             FileOps,
             TaskFile, //
         },
-        measure, //
+        measure::{
+            self,
+            Access, //
+        },
     },
     session::EduInstance,
     uapi::{
@@ -50,6 +53,8 @@ use crate::{
 /// One open file of `/dev/rtedu<N>`.
 pub(crate) struct RteduFile {
     id: u64,
+    /// Whether it may configure and start (`measure::Access`).
+    access: Access,
     inst: Arc<EduInstance>,
 }
 
@@ -95,7 +100,7 @@ impl RteduFile {
 impl TaskFile for RteduFile {
     fn open(
         _ctx: &Sleepable,
-        _file: &File,
+        file: &File,
         misc: &MiscDeviceRegistration<FileOps<Self>>,
     ) -> Result<Self> {
         // SAFETY: `misc` is a registered misc device; its name is one of
@@ -114,6 +119,7 @@ impl TaskFile for RteduFile {
         }
         Ok(RteduFile {
             id: NEXT_ID.fetch_add(1, Relaxed),
+            access: Access::of(file),
             inst,
         })
     }
@@ -134,7 +140,14 @@ impl TaskFile for RteduFile {
                 write_answer(arg, &req)
             }
             IOC_DMA => this.dma(ctx, arg),
-            _ => measure::ioctl(ctx, &this.inst.sessions, &this.inst, this.id, cmd, arg),
+            _ => measure::ioctl(
+                ctx,
+                &this.inst.sessions,
+                &this.inst,
+                (this.id, this.access),
+                cmd,
+                arg,
+            ),
         }
     }
 

@@ -86,6 +86,7 @@ use rtrs::{
     },
     measure::{
         self,
+        Access,
         Readers,
         Sessions, //
     },
@@ -170,16 +171,19 @@ impl kernel::InPlaceModule for RtlatModule {
 /// One open file of /dev/rtlat.
 struct RtlatFile {
     id: u64,
+    /// Whether it may configure and start (`measure::Access`).
+    access: Access,
 }
 
 impl TaskFile for RtlatFile {
     fn open(
         _ctx: &Sleepable,
-        _file: &File,
+        file: &File,
         _misc: &MiscDeviceRegistration<FileOps<Self>>,
     ) -> Result<Self> {
         Ok(RtlatFile {
             id: NEXT_ID.fetch_add(1, Relaxed),
+            access: Access::of(file),
         })
     }
 
@@ -188,7 +192,7 @@ impl TaskFile for RtlatFile {
     }
 
     fn ioctl(ctx: &Sleepable, this: &Self, cmd: u32, arg: usize) -> Result<isize> {
-        measure::ioctl(ctx, &&SHARED, &&TEARDOWN, this.id, cmd, arg)
+        measure::ioctl(ctx, &&SHARED, &&TEARDOWN, (this.id, this.access), cmd, arg)
     }
 
     fn read(

@@ -77,6 +77,8 @@ extern "C" {
     pub(crate) fn rtrs_current_pinned_cpu() -> c_int;
     pub(crate) fn rtrs_capable_rt() -> bool;
     pub(crate) fn rtrs_capable_perfmon() -> bool;
+    pub(crate) fn rtrs_rtprio_allows(prio: c_uint) -> bool;
+    pub(crate) fn rtrs_capable_admin() -> bool;
     pub(crate) fn rtrs_smp_mb();
     pub(crate) fn rtrs_local_lock_init(lock: *mut c_void, name: *const c_char, key: *mut c_void);
     pub(crate) fn rtrs_local_lock(lock: *mut c_void);

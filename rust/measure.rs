@@ -32,11 +32,13 @@
 //! - `readers.rs`: [`Readers`], where a device's readers wait;
 //! - `source.rs`: [`Source`], what a device implements, and [`Sessions`],
 //!   its one session and the files that own and read it;
+//! - `privilege.rs`: who may configure and start ([`Access`]);
 //! - `fops.rs`: the file operations.
 
 mod channel;
 mod fops;
 mod output;
+mod privilege;
 mod readers;
 mod record;
 mod source;
@@ -65,6 +67,7 @@ pub(crate) use self::{
         CpuSet,
         Output, //
     },
+    privilege::Access,
     readers::Readers,
     record::Recorded,
     source::{

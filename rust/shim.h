@@ -10,7 +10,8 @@
  *  - kthread.c: rtrs_kthread_create_on_cpu() also sets the thread's policy;
  *  - irq.c: rtrs_set_current_fifo() builds the scheduling attributes;
  *  - task.c: rtrs_current_pinned_cpu(), rtrs_capable_rt() (two
- *    capabilities);
+ *    capabilities), rtrs_rtprio_allows() (the limit or a capability),
+ *    rtrs_capable_admin();
  *  - file.c: rtrs_file_setup(), the module's own file operations;
  *  - context.c: rtrs_irq_stack(), the interrupted code's stack;
  *  - tracepoint.c: the probes (what each passes on, on which CPUs), their
@@ -70,6 +71,8 @@ void rtrs_trace_puts(const char *s);
 int rtrs_current_pinned_cpu(void);
 bool rtrs_capable_rt(void);
 bool rtrs_capable_perfmon(void);
+bool rtrs_rtprio_allows(unsigned int prio);
+bool rtrs_capable_admin(void);
 void rtrs_smp_mb(void);
 int rtrs_file_setup(struct file *f,
 		    __poll_t (*poll)(struct file *, struct poll_table_struct *));

@@ -54,6 +54,23 @@ pub(crate) fn capable_rt() -> bool {
     unsafe { ffi::rtrs_capable_rt() }
 }
 
+/// True if the caller may run a thread at `SCHED_FIFO` priority `prio`,
+/// as `sched_setscheduler()` decides it for its own threads: with
+/// `CAP_SYS_NICE`, or within its `RLIMIT_RTPRIO`.
+#[inline]
+pub(crate) fn rtprio_allows(prio: u32) -> bool {
+    // SAFETY: Checks the current credentials and limits; no precondition.
+    unsafe { ffi::rtrs_rtprio_allows(prio) }
+}
+
+/// True if the caller may change what is global to the machine
+/// (`CAP_SYS_ADMIN`).
+#[inline]
+pub(crate) fn capable_admin() -> bool {
+    // SAFETY: Checks the current credentials; no precondition.
+    unsafe { ffi::rtrs_capable_admin() }
+}
+
 /// True if the caller may see what other tasks ran, their PIDs and names
 /// (`CAP_PERFMON` or `CAP_SYS_ADMIN`: what perf asks for the same facts).
 #[inline]

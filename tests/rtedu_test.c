@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,7 +28,9 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -587,6 +590,57 @@ TEST(session_ioctl_errors)
 	EXPECT_EQ(0, ioctl(fd, RTLAT_IOC_STOP));
 	close(other);
 	close(fd);
+}
+
+/*
+ * rtedu's sessions take rtlat's privilege rule: a user without any
+ * capability, on a file opened for writing, configures and starts a
+ * session whose priority its RLIMIT_RTPRIO allows; past the limit, or on
+ * a read-only file, EPERM.
+ */
+TEST(unprivileged_within_rtlimit)
+{
+	static const char *const steps[] = {
+		"setting up the user", "CONFIG past the limit: EPERM",
+		"CONFIG on a read-only file: EPERM", "CONFIG and START within it: 0", "STOP: 0",
+	};
+	const struct rlimit lim = { 77, 77 };
+	struct rtlat_config c = config_default();
+	int fd, ro, st, step = 1;
+	pid_t pid;
+
+	OPEN_DEV(DEV0, fd);
+	close(fd);
+	if (geteuid() != 0)
+		SKIP(return, "needs root");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		fd = open(DEV0, O_RDWR);
+		ro = open(DEV0, O_RDONLY);
+		if (fd < 0 || ro < 0 || setrlimit(RLIMIT_RTPRIO, &lim) || setgroups(0, NULL) ||
+		    setgid(65534) || setuid(65534))
+			_exit(100);
+		c.priority = 78;
+		if (ioctl(fd, RTLAT_IOC_CONFIG, &c) != -1 || errno != EPERM)
+			_exit(step);
+		step++;
+		c.priority = 77;
+		if (ioctl(ro, RTLAT_IOC_CONFIG, &c) != -1 || errno != EPERM)
+			_exit(step);
+		step++;
+		if (ioctl(fd, RTLAT_IOC_CONFIG, &c) || ioctl(fd, RTLAT_IOC_START))
+			_exit(step);
+		step++;
+		usleep(100000);
+		if (ioctl(fd, RTLAT_IOC_STOP))
+			_exit(step);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	st = WEXITSTATUS(st);
+	EXPECT_EQ(0, st) TH_LOG("%s failed", steps[st >= 100 ? 0 : st]);
 }
 
 /* Reads records until `want` or 10 s; returns how many. */

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -349,8 +350,11 @@ TEST_F(dev, lifecycle_errors)
 }
 
 /* What a file may ask for only with capabilities, and which. */
-#define NEEDS_RT	1	/* CAP_SYS_NICE and CAP_SYS_ADMIN */
-#define NEEDS_PERFMON	2	/* CAP_PERFMON or CAP_SYS_ADMIN */
+/* CAP_SYS_NICE and CAP_SYS_ADMIN; or, on a file opened for writing,
+ * CAP_SYS_NICE or an RLIMIT_RTPRIO of the session's priority. */
+#define NEEDS_RT	1
+/* CAP_PERFMON or CAP_SYS_ADMIN: BLAME, and a session with RTLAT_CFG_BLAME. */
+#define NEEDS_PERFMON	2
 
 struct priv_ioctl {
 	const char *name;
@@ -378,10 +382,10 @@ static void priv_ioctls(struct priv_ioctl *t, struct rtlat_config *c, struct rtl
 	memset(b, 0, sizeof(*b));
 	b->size = sizeof(*b);
 	b->version = RTLAT_VERSION;
-	t[0] = (struct priv_ioctl){ "CONFIG", RTLAT_IOC_CONFIG, c, NEEDS_RT };
-	t[1] = (struct priv_ioctl){ "CONFIG_V2", RTLAT_IOC_CONFIG_V2, v2, NEEDS_RT };
-	t[2] = (struct priv_ioctl){ "CONFIG_V1", RTLAT_IOC_CONFIG_V1, v1, NEEDS_RT };
-	t[3] = (struct priv_ioctl){ "START", RTLAT_IOC_START, NULL, NEEDS_RT };
+	t[0] = (struct priv_ioctl){ "CONFIG", RTLAT_IOC_CONFIG, c, NEEDS_RT | NEEDS_PERFMON };
+	t[1] = (struct priv_ioctl){ "CONFIG_V2", RTLAT_IOC_CONFIG_V2, v2, NEEDS_RT | NEEDS_PERFMON };
+	t[2] = (struct priv_ioctl){ "CONFIG_V1", RTLAT_IOC_CONFIG_V1, v1, NEEDS_RT | NEEDS_PERFMON };
+	t[3] = (struct priv_ioctl){ "START", RTLAT_IOC_START, NULL, NEEDS_RT | NEEDS_PERFMON };
 	t[4] = (struct priv_ioctl){ "BLAME", RTLAT_IOC_BLAME, b, NEEDS_PERFMON };
 }
 
@@ -390,7 +394,8 @@ static void priv_ioctls(struct priv_ioctl *t, struct rtlat_config *c, struct rtl
 /*
  * In a child that dropped what it lacks (lacks: NEEDS_*): each privileged
  * ioctl on fd is EPERM if it needs what the child lacks, else 0. Returns
- * how many answered otherwise, each said.
+ * how many answered otherwise, each said. (A START that succeeded is
+ * stopped again, for the parent's own turn.)
  */
 static int priv_ioctls_answer(int fd, int lacks)
 {
@@ -410,6 +415,7 @@ static int priv_ioctls_answer(int fd, int lacks)
 			bad++;
 		}
 	}
+	ioctl(fd, RTLAT_IOC_STOP);
 	return bad;
 }
 
@@ -461,7 +467,10 @@ TEST(not_root)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		if (setgid(65534) || setuid(65534))
+		const struct rlimit none = { 0, 0 };
+		struct rtlat_config plain;
+
+		if (setrlimit(RLIMIT_RTPRIO, &none) || setgid(65534) || setuid(65534))
 			_exit(100);
 		/* Even with an inherited fd of the owner, every privileged
 		 * ioctl is refused: CONFIG of each layout, START, and BLAME,
@@ -469,6 +478,12 @@ TEST(not_root)
 		 * for). */
 		if (priv_ioctls_answer(fd, NEEDS_RT | NEEDS_PERFMON))
 			_exit(1);
+		/* And a session that asks nothing but its priority, past the
+		 * user's RLIMIT_RTPRIO of 0. */
+		default_config(&plain);
+		plain.cpus[0] = 1;
+		if (ioctl(fd, RTLAT_IOC_CONFIG, &plain) != -1 || errno != EPERM)
+			_exit(2);
 		/* And the node itself is root-only. */
 		if (open(DEV, O_RDWR) >= 0 || errno != EACCES)
 			_exit(3);
@@ -498,9 +513,10 @@ static int drop_caps(const int *caps, int n)
 
 /*
  * Root without a capability a privileged ioctl needs is refused that
- * ioctl (EPERM), and only those ioctls: configuring and starting need
- * both CAP_SYS_NICE and CAP_SYS_ADMIN, BLAME either CAP_PERFMON or
- * CAP_SYS_ADMIN.
+ * ioctl (EPERM), and only those ioctls. With an RLIMIT_RTPRIO of 0,
+ * configuring and starting on a file opened for writing need
+ * CAP_SYS_NICE (CAP_SYS_ADMIN is not needed with it); BLAME, and a
+ * session that explains its activations, CAP_PERFMON or CAP_SYS_ADMIN.
  */
 TEST(root_short_of_capabilities)
 {
@@ -509,10 +525,13 @@ TEST(root_short_of_capabilities)
 		int caps[2], n, lacks;
 	} rows[] = {
 		{ "without CAP_SYS_NICE", { CAP_SYS_NICE }, 1, NEEDS_RT },
-		{ "without CAP_SYS_ADMIN", { CAP_SYS_ADMIN }, 1, NEEDS_RT },
+		{ "without CAP_SYS_ADMIN", { CAP_SYS_ADMIN }, 1, 0 },
+		{ "without CAP_SYS_NICE and CAP_SYS_ADMIN", { CAP_SYS_NICE, CAP_SYS_ADMIN }, 2,
+		  NEEDS_RT },
 		{ "without CAP_SYS_ADMIN and CAP_PERFMON", { CAP_SYS_ADMIN, CAP_PERFMON }, 2,
-		  NEEDS_RT | NEEDS_PERFMON },
+		  NEEDS_PERFMON },
 	};
+	const struct rlimit none = { 0, 0 };
 	int fd, st, i;
 	pid_t pid;
 
@@ -526,7 +545,7 @@ TEST(root_short_of_capabilities)
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (pid == 0) {
-			if (drop_caps(rows[i].caps, rows[i].n))
+			if (setrlimit(RLIMIT_RTPRIO, &none) || drop_caps(rows[i].caps, rows[i].n))
 				_exit(100);
 			_exit(priv_ioctls_answer(fd, rows[i].lacks) ? 1 : 0);
 		}
@@ -539,6 +558,90 @@ TEST(root_short_of_capabilities)
 		priv_ioctls_for_root(_metadata, fd);
 		close(fd);
 	}
+}
+
+/*
+ * A user without any capability, as a member of the node's group is: on
+ * a file opened for writing, it configures, starts and reads a session
+ * whose priority its RLIMIT_RTPRIO allows, as sched_setscheduler() would
+ * let it run its own thread there. Refused (EPERM): a priority past the
+ * limit, a file opened read-only, explaining activations
+ * (RTLAT_CFG_BLAME: CAP_PERFMON), stopping the trace buffer
+ * (RTLAT_CFG_TRACING_OFF: CAP_SYS_ADMIN), and a START after the limit
+ * was lowered below the configured priority.
+ */
+TEST(unprivileged_within_rtlimit)
+{
+	static const char *const steps[] = {
+		"setting up the user", "CONFIG past the limit: EPERM",
+		"CONFIG on a read-only file: EPERM", "CONFIG with RTLAT_CFG_BLAME: EPERM",
+		"CONFIG with RTLAT_CFG_TRACING_OFF: EPERM", "CONFIG within the limit: 0",
+		"START after the limit was lowered: EPERM", "CONFIG and START within it: 0",
+		"STOP: 0", "read(): records",
+	};
+	static struct rtlat_record recs[64];
+	const struct rlimit lim = { 10, 10 }, lower = { 9, 9 };
+	struct rtlat_config c;
+	int rw, ro, st, step;
+	ssize_t n;
+	pid_t pid;
+
+	if (!module_loaded() || geteuid() != 0)
+		SKIP(return, "needs root and the module");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* The files opened as root (the node is root's here), then
+		 * every capability gone with the change of user. */
+		rw = open_dev(0);
+		ro = open(DEV, O_RDONLY);
+		if (rw < 0 || ro < 0 || setrlimit(RLIMIT_RTPRIO, &lim) || setgroups(0, NULL) ||
+		    setgid(65534) || setuid(65534))
+			_exit(100);
+		step = 1;
+		default_config(&c);
+		c.cpus[0] = 1;
+		c.priority = 11;
+		if (ioctl(rw, RTLAT_IOC_CONFIG, &c) != -1 || errno != EPERM)
+			_exit(step);
+		step++;
+		c.priority = 10;
+		if (ioctl(ro, RTLAT_IOC_CONFIG, &c) != -1 || errno != EPERM)
+			_exit(step);
+		step++;
+		c.flags = RTLAT_CFG_BLAME;
+		if (ioctl(rw, RTLAT_IOC_CONFIG, &c) != -1 || errno != EPERM)
+			_exit(step);
+		step++;
+		c.flags = RTLAT_CFG_TRACING_OFF;
+		if (ioctl(rw, RTLAT_IOC_CONFIG, &c) != -1 || errno != EPERM)
+			_exit(step);
+		step++;
+		c.flags = 0;
+		if (ioctl(rw, RTLAT_IOC_CONFIG, &c) || setrlimit(RLIMIT_RTPRIO, &lower))
+			_exit(step);
+		step++;
+		if (ioctl(rw, RTLAT_IOC_START) != -1 || errno != EPERM)
+			_exit(step);
+		step++;
+		/* Within the limit again: a measurement of its own. */
+		c.priority = 9;
+		if (ioctl(rw, RTLAT_IOC_CONFIG, &c) || ioctl(rw, RTLAT_IOC_START))
+			_exit(step);
+		step++;
+		sleep_ms(200);
+		if (ioctl(rw, RTLAT_IOC_STOP))
+			_exit(step);
+		step++;
+		n = read(rw, recs, sizeof(recs));
+		if (n < (ssize_t)sizeof(recs[0]))
+			_exit(step);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	st = WEXITSTATUS(st);
+	EXPECT_EQ(0, st) TH_LOG("%s failed", steps[st >= 100 ? 0 : st]);
 }
 
 /*

@@ -36,6 +36,10 @@ use crate::rtrs::{
 };
 
 use super::{
+    privilege::{
+        self,
+        Access, //
+    },
     session,
     session_of, //
     source::owned,
@@ -47,24 +51,24 @@ use super::{
     Source,
 };
 
-/// `RTLAT_IOC_CONFIG`: a new session owned by file `id`.
+/// `RTLAT_IOC_CONFIG`: a new session owned by file `id`, opened with
+/// `access`.
 fn config<S: Source, L: SessionLock<S>>(
     ctx: &Sleepable,
     lock: &L,
     dev: &S::Device,
-    id: u64,
+    (id, access): (u64, Access),
     arg: usize,
     len: usize,
 ) -> Result<isize> {
-    if !task::capable_rt() {
-        return Err(EPERM);
-    }
     let mut buf = [0u8; uapi::CONFIG_SIZE];
     let buf = &mut buf[..len];
     UserSlice::new(UserPtr::from_addr(arg), len)
         .reader()
         .read_slice(buf)?;
     let mut config = Config::decode(buf).map_err(uapi_err)?;
+    // (Its priority and flags decide: read first.)
+    privilege::may_measure(access, &config)?;
     // The CPU set: inline, or the bitmap at cpus_ptr (read once, here; the
     // session keeps no user address).
     let mut set = KVec::new();
@@ -264,24 +268,27 @@ fn ioctl_blame<S: Source>(
     Ok(0)
 }
 
-/// The ioctls of `include/uapi/linux/rtlat.h` for file `id`.
+/// The ioctls of `include/uapi/linux/rtlat.h` for file `id`, opened with
+/// `access`.
 pub(crate) fn ioctl<S: Source, L: SessionLock<S>>(
     ctx: &Sleepable,
     lock: &L,
     dev: &S::Device,
-    id: u64,
+    (id, access): (u64, Access),
     cmd: u32,
     arg: usize,
 ) -> Result<isize> {
+    let file = (id, access);
     match cmd {
-        ioc::CONFIG => config(ctx, lock, dev, id, arg, uapi::CONFIG_SIZE),
-        ioc::CONFIG_V2 => config(ctx, lock, dev, id, arg, uapi::CONFIG_SIZE_V2),
-        ioc::CONFIG_V1 => config(ctx, lock, dev, id, arg, uapi::CONFIG_SIZE_V1),
+        ioc::CONFIG => config(ctx, lock, dev, file, arg, uapi::CONFIG_SIZE),
+        ioc::CONFIG_V2 => config(ctx, lock, dev, file, arg, uapi::CONFIG_SIZE_V2),
+        ioc::CONFIG_V1 => config(ctx, lock, dev, file, arg, uapi::CONFIG_SIZE_V1),
         ioc::START => {
-            if !task::capable_rt() {
-                return Err(EPERM);
-            }
-            owned(ctx, lock, id)?.start(ctx)?;
+            // Asked again of the caller: the file may have changed hands,
+            // or the caller its limit, since CONFIG.
+            let s = owned(ctx, lock, id)?;
+            privilege::may_measure(access, &s.output().config)?;
+            s.start(ctx)?;
             Ok(0)
         }
         ioc::STOP => {

@@ -6,6 +6,7 @@
 #include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 
 #include "../shim.h"
 
@@ -23,11 +24,25 @@ int rtrs_current_pinned_cpu(void)
 	return cpumask_first(current->cpus_ptr);
 }
 
-/* capable(CAP_SYS_NICE) and capable(CAP_SYS_ADMIN): may run measurement
- * threads at RT priority. */
+/* capable(CAP_SYS_NICE) and capable(CAP_SYS_ADMIN): may measure on any
+ * file of the device, whatever its priority (rust/measure/privilege.rs). */
 bool rtrs_capable_rt(void)
 {
 	return capable(CAP_SYS_NICE) && capable(CAP_SYS_ADMIN);
+}
+
+/* May the caller run a thread at SCHED_FIFO priority prio, by the rule
+ * sched_setscheduler() applies to the priority: within its RLIMIT_RTPRIO,
+ * or with CAP_SYS_NICE (asked, and audited, only past the limit). */
+bool rtrs_rtprio_allows(unsigned int prio)
+{
+	return prio <= rlimit(RLIMIT_RTPRIO) || capable(CAP_SYS_NICE);
+}
+
+/* capable(CAP_SYS_ADMIN): may change what is global to the machine. */
+bool rtrs_capable_admin(void)
+{
+	return capable(CAP_SYS_ADMIN);
 }
 
 /* perfmon_capable(): may see what other tasks ran, as perf asks for it

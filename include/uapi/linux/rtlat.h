@@ -289,6 +289,10 @@ struct rtlat_blame {
 #define RTLAT_BLAME_SIZE_V1	3312
 
 #define RTLAT_IOC_MAGIC		0xb7
+/* CONFIG and START: on a file opened for writing, a priority within the
+ * caller's RLIMIT_RTPRIO or CAP_SYS_NICE; else CAP_SYS_NICE and
+ * CAP_SYS_ADMIN (else EPERM). RTLAT_CFG_BLAME also needs CAP_PERFMON or
+ * CAP_SYS_ADMIN, RTLAT_CFG_TRACING_OFF CAP_SYS_ADMIN. */
 #define RTLAT_IOC_CONFIG	_IOW(RTLAT_IOC_MAGIC, 1, struct rtlat_config)
 #define RTLAT_IOC_CONFIG_V1	_IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V1])
 #define RTLAT_IOC_CONFIG_V2	_IOW(RTLAT_IOC_MAGIC, 1, char[RTLAT_CONFIG_SIZE_V2])
