@@ -43,11 +43,27 @@ pub fn open_error(path: &Path, e: &io::Error) -> String {
             path.display()
         ),
         Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "{}: permission denied: /dev/rtlat is root-only (mode 0600); run as root",
+            "{}: permission denied: open it as a member of its group (a packaged system's is rtrs: adduser USER rtrs, then log in again) or as root",
             path.display()
         ),
         _ => format!("{}: {e}", path.display()),
     }
+}
+
+/// Why CONFIG was refused with `EPERM`, and what would allow it.
+fn measure_refused(path: &Path, config: &Config) -> String {
+    let p = config.priority;
+    let mut s = format!(
+        "{}: not allowed to measure at SCHED_FIFO priority {p}: that needs an RLIMIT_RTPRIO of at least {p} (ulimit -r; /etc/security/limits.d) or CAP_SYS_NICE, on a device opened for writing",
+        path.display()
+    );
+    if config.flags & uapi::CFG_BLAME != 0 {
+        s.push_str("; explaining activations (--blame) needs CAP_PERFMON");
+    }
+    if config.flags & uapi::CFG_TRACING_OFF != 0 {
+        s.push_str("; stopping the trace buffer at a trip needs CAP_SYS_ADMIN");
+    }
+    s
 }
 
 /// Processes that have the device open (for "device busy").
@@ -189,10 +205,7 @@ impl Device {
                         }
                     )
                 }
-                Some(libc::EPERM) => format!(
-                    "{}: CAP_SYS_NICE and CAP_SYS_ADMIN are needed to measure",
-                    path.display()
-                ),
+                Some(libc::EPERM) => measure_refused(path, config),
                 _ => format!("{}: configure: {e}", path.display()),
             })
     }
@@ -415,5 +428,23 @@ mod tests {
         assert!(settings_of("rtlat: state 2 produced 1").is_err());
         assert!(settings_of(&format!("{line},7")).is_err());
         assert!(settings_of(&line.replace("0,50000", "x,50000")).is_err());
+    }
+
+    #[test]
+    fn a_refused_measurement_names_the_limit_and_the_capabilities() {
+        let mut c = Config {
+            priority: 80,
+            ..Config::default()
+        };
+        let p = Path::new("/dev/rtlat");
+        let s = measure_refused(p, &c);
+        assert!(s.starts_with("/dev/rtlat: not allowed to measure at SCHED_FIFO priority 80: "));
+        assert!(s.contains("RLIMIT_RTPRIO of at least 80 (ulimit -r"));
+        assert!(!s.contains("CAP_PERFMON") && !s.contains("CAP_SYS_ADMIN"));
+        c.flags = uapi::CFG_BLAME | uapi::CFG_TRACING_OFF;
+        let s = measure_refused(p, &c);
+        assert!(s.contains("(--blame) needs CAP_PERFMON"));
+        assert!(s.contains("at a trip needs CAP_SYS_ADMIN"));
+        assert!(open_error(p, &io::Error::from_raw_os_error(libc::EACCES)).contains("rtrs"));
     }
 }
