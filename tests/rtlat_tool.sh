@@ -13,7 +13,8 @@
 # loads and unloads rtlat.ko and rtedu.ko; CPU hotplug (a CPU past 256
 # brought online where the machine has one); the global tracing_on and
 # trace buffer (--tracemark), trace instances (--trace); /dev/cpu_dma_latency
-# while a run holds it.
+# while a run holds it; /dev/rtlat's group and mode, for a run without root
+# (put back after it).
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=kselftest/ktap_helpers.sh
@@ -47,7 +48,7 @@ rtrs_start
 if ! command -v rtlat >/dev/null || ! mod=$(rtrs_module rtlat); then
 	rtrs_skip_all "rtlat tool or rtlat.ko not installed"
 fi
-ktap_set_plan 61
+ktap_set_plan 63
 tmp=$(mktemp -d)
 rmmod rtlat 2>/dev/null
 
@@ -380,6 +381,39 @@ else
 	ktap_print_msg "exit $rc: $(cat "$tmp/out"; grep -A4 '"housekeeping"' "$tmp/hk1.json")"
 	ktap_test_fail "--housekeeping CPUS: the tool's threads there"
 fi
+
+# An RT user without root: a member of the node's group (rtrs on a
+# packaged system; here uid 65534's own group) with an RLIMIT_RTPRIO of
+# the session's priority measures; past its limit, exit 1 with the limit
+# named. (The node's group and mode are put back, however the script
+# ends: a node left open to uid 65534 would fail rtlat_test's not_root.)
+node=$(stat -c '%g %a' /dev/rtlat)
+restore_node()
+{
+	chgrp "${node% *}" /dev/rtlat
+	chmod "${node#* }" /dev/rtlat
+}
+trap restore_node EXIT
+trap 'exit 143' TERM INT
+udir=$(mktemp -d) && chmod 1777 "$udir"
+chgrp 65534 /dev/rtlat && chmod 660 /dev/rtlat
+as_user()
+{
+	"$DIR/rtrs_as_user" 65534 "$@"
+}
+as_user 50 rtlat run --cpus 0 -P 50 --duration 1s -q --json "$udir/u.json" >"$tmp/out" 2>&1
+rc=$?
+if [ $rc = 0 ] && has_stage thread "$udir/u.json"; then
+	ktap_test_pass "without root, within RLIMIT_RTPRIO: measured"
+else
+	ktap_print_msg "exit $rc: $(head -5 "$tmp/out")"
+	ktap_test_fail "without root, within RLIMIT_RTPRIO: measured"
+fi
+exits "without root, past RLIMIT_RTPRIO: exit 1, the limit named" 1 "RLIMIT_RTPRIO of at least 50" \
+	as_user 49 rtlat run --cpus 0 -P 50 --duration 1s -q
+restore_node
+trap - EXIT TERM INT
+rm -rf "$udir"
 
 # The JSON carries what it takes to reproduce the run: the machine, its
 # isolation, interrupts, idle states, RT throttling, the kernel's
