@@ -13,6 +13,7 @@ use rtcore::uapi::{self, Stage};
 use crate::exit;
 
 pub mod action;
+pub mod buckets;
 
 const LONG_ABOUT: &str = "\
 Measure wake-up latency on PREEMPT_RT with the rtlat kernel module (/dev/rtlat).
@@ -136,11 +137,14 @@ pub enum Cmd {
         openmetrics: bool,
         /// rtlat's own percentiles of the same samples instead: CPU STAGE COUNT P50 P90 P99
         /// P99.9 (ns).
-        #[arg(long, conflicts_with_all = ["openmetrics", "listen"])]
+        #[arg(long, conflicts_with_all = ["openmetrics", "listen", "buckets"])]
         percentiles: bool,
         /// Serve them on ADDR:PORT as `rtlat monitor --listen` does, until killed.
         #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen)]
         listen: Option<SocketAddr>,
+        /// The histogram's bounds, as `rtlat monitor --buckets`.
+        #[arg(long, value_name = "BUCKETS", default_value = "fine", value_parser = buckets::parse)]
+        buckets: buckets::Buckets,
     },
     /// Check that a JSON report (a run's, or a benchmark's bench.json)
     /// parses against this tool's schema.
@@ -387,6 +391,12 @@ pub struct MonitorArgs {
     /// Write DIR/rtlat.prom every interval for node_exporter's textfile collector.
     #[arg(long, value_name = "DIR")]
     pub textfile: Option<PathBuf>,
+    /// The latency histogram's `le` bounds in the metrics: fine (217, 6 % apart below 1 ms), coarse
+    /// (19, the first fine one at or above each of 1, 2, 5, 10 µs ... 1 s), or boundaries of the
+    /// kernel's buckets with their unit, comma-separated (e.g. 10.24us,51.2us,102.4us). Each
+    /// count is exact.
+    #[arg(long, value_name = "BUCKETS", default_value = "fine", value_parser = buckets::parse)]
+    pub buckets: buckets::Buckets,
     /// CPUs for the tool's own threads; default the online CPUs not measured.
     #[arg(long, value_name = "CPUS")]
     pub housekeeping: Option<String>,
@@ -743,6 +753,44 @@ mod tests {
             let args: Vec<&str> = linger.iter().chain(end).copied().collect();
             assert_eq!(exit(&args), None, "{args:?}");
         }
+    }
+
+    #[test]
+    fn monitor_buckets_are_fine_unless_asked() {
+        let b = |args: &[&str]| {
+            let argv = ["rtlat", "monitor"].iter().chain(args).copied();
+            match Cli::try_parse_from(argv) {
+                Ok(Cli {
+                    cmd: Cmd::Monitor(m),
+                }) => Ok(m.buckets),
+                Ok(_) => unreachable!(),
+                Err(e) => Err((usage_exit(&e), e.to_string())),
+            }
+        };
+        assert_eq!(b(&[]), Ok(buckets::Buckets::Fine));
+        assert_eq!(b(&["--buckets", "coarse"]), Ok(buckets::Buckets::Coarse));
+        assert_eq!(
+            b(&["--buckets", "51.2us,10.24us"]),
+            Ok(buckets::Buckets::List(vec![10_240, 51_200]))
+        );
+        let (status, msg) = b(&["--buckets", "50us"]).unwrap_err();
+        assert_eq!(status, 2);
+        assert!(
+            msg.contains("'50us' is no boundary of the kernel's histogram buckets; the nearest are 49.664us and 50.176us"),
+            "{msg}"
+        );
+        // metrics-example's percentiles have no buckets: --buckets with
+        // them is refused, not ignored.
+        let example = |args: &[&str]| {
+            let argv = ["rtlat", "metrics-example"].iter().chain(args).copied();
+            Cli::try_parse_from(argv).map_err(|e| usage_exit(&e))
+        };
+        assert!(example(&["--percentiles"]).is_ok());
+        assert!(example(&["--buckets", "coarse"]).is_ok());
+        assert_eq!(
+            example(&["--percentiles", "--buckets", "coarse"]).err(),
+            Some(2)
+        );
     }
 
     #[test]

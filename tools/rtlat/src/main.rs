@@ -101,16 +101,20 @@ fn main() -> ExitCode {
             openmetrics,
             percentiles,
             listen,
+            buckets,
         } => {
             use cmd::monitor::example;
             let text = match (listen, percentiles) {
-                (Some(addr), _) => example::serve(*addr).map(|()| String::new()),
+                (Some(addr), _) => example::serve(*addr, buckets).map(|()| String::new()),
                 (None, true) => Ok(example::percentiles()),
-                (None, false) => Ok(example::exposition(if *openmetrics {
-                    cmd::monitor::Format::OpenMetrics
-                } else {
-                    cmd::monitor::Format::Text
-                })),
+                (None, false) => Ok(example::exposition(
+                    if *openmetrics {
+                        cmd::monitor::Format::OpenMetrics
+                    } else {
+                        cmd::monitor::Format::Text
+                    },
+                    buckets,
+                )),
             };
             text.map(|t| {
                 // A reader that goes away early (head) is no error here.

@@ -77,6 +77,8 @@ struct Outputs {
     textfile: Option<std::path::PathBuf>,
     published: Option<Arc<Published>>,
     info: Info,
+    /// The histogram's `le` boundaries, ns (`--buckets`).
+    bounds: Vec<u64>,
 }
 
 /// The monitor's run.
@@ -191,6 +193,7 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
                 isolated_cpus: info.isolated_cpus.clone().unwrap_or_default(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
+            bounds: metrics::bounds(&a.buckets),
         },
         started: Instant::now(),
         last_snapshot: Instant::now(),
@@ -458,6 +461,7 @@ impl Monitor<'_> {
             .collect();
         let view = metrics::View {
             info: &self.out.info,
+            bounds: &self.out.bounds,
             series: self
                 .state
                 .series

@@ -16,6 +16,7 @@ use super::{
     http::{self, Exposition, Published},
     metrics::{self, CpuCounters, Format, Info, Series, View},
 };
+use crate::cli::buckets::Buckets;
 
 /// One made-up CPU and stage (latencies in ns).
 pub(super) struct Made {
@@ -65,13 +66,14 @@ fn info() -> Info {
     }
 }
 
-/// The view of the made-up series `made` on two CPUs: each series' index
-/// is its trip count, its max at one time; CPU 0 missed a period, CPU 1
-/// dropped 7 records. (The encoder's tests take it too, with their own
-/// series.)
-pub(super) fn view<'a>(info: &'a Info, made: &'a [Made]) -> View<'a> {
+/// The view of the made-up series `made` on two CPUs, its histogram at
+/// `bounds`: each series' index is its trip count, its max at one time;
+/// CPU 0 missed a period, CPU 1 dropped 7 records. (The encoder's tests
+/// take it too, with their own series.)
+pub(super) fn view<'a>(info: &'a Info, made: &'a [Made], bounds: &'a [u64]) -> View<'a> {
     View {
         info,
+        bounds,
         series: made
             .iter()
             .enumerate()
@@ -101,10 +103,10 @@ pub(super) fn view<'a>(info: &'a Info, made: &'a [Made]) -> View<'a> {
     }
 }
 
-/// The exposition in format `f`.
-pub fn exposition(f: Format) -> String {
-    let (info, made) = (info(), made());
-    metrics::encode(&view(&info, &made), f)
+/// The exposition in format `f`, its histogram at the bounds `b` names.
+pub fn exposition(f: Format, b: &Buckets) -> String {
+    let (info, made, bounds) = (info(), made(), metrics::bounds(b));
+    metrics::encode(&view(&info, &made, &bounds), f)
 }
 
 /// rtlat's own percentiles, a line per CPU and stage: `CPU STAGE COUNT`
@@ -128,13 +130,14 @@ pub fn percentiles() -> String {
         .collect()
 }
 
-/// Serves the exposition on `addr` until the process is ended.
-pub fn serve(addr: SocketAddr) -> Result<(), String> {
+/// Serves the exposition (at the bounds `b` names) on `addr` until the
+/// process is ended.
+pub fn serve(addr: SocketAddr, b: &Buckets) -> Result<(), String> {
     let l = http::bind(addr)?;
     let p = Arc::new(Published::default());
     p.set(Exposition {
-        openmetrics: exposition(Format::OpenMetrics),
-        text: exposition(Format::Text),
+        openmetrics: exposition(Format::OpenMetrics, b),
+        text: exposition(Format::Text, b),
     });
     http::serve(l, p);
     loop {

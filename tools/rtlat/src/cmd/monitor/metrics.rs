@@ -9,15 +9,18 @@
 //! metric): a name or label is never changed within a version.
 //!
 //! The histogram's `le` boundaries are boundaries of the kernel's
-//! log-linear buckets (`rtcore::hist`), so each cumulative count is exact:
-//! 16 a power of two from 512 ns to about 1 ms (6 % wide: a quantile
-//! within 0.6 µs at 10 µs), 4 a power of two on to about 1 s. A boundary
+//! log-linear buckets (`rtcore::hist`), so each cumulative count is exact.
+//! By default ([`Buckets::Fine`]) 16 a power of two from 512 ns to about
+//! 1 ms (6 % wide: a quantile within 0.6 µs at 10 µs), 4 a power of two on
+//! to about 1 s; `--buckets coarse` or a list exposes fewer. A boundary
 //! `B` ns of the kernel's buckets counts the samples of `B - 1` ns or less,
 //! and is written as `le` = `(B - 1)` ns in seconds.
 
 use std::fmt::Write;
 
 use rtcore::hist;
+
+use crate::cli::buckets::Buckets;
 
 /// Version of the metric names and labels.
 pub const VERSION: &str = "1";
@@ -90,12 +93,15 @@ pub struct CpuCounters {
 /// Everything the metrics show.
 pub struct View<'a> {
     pub info: &'a Info,
+    /// The histogram's boundaries ([`bounds`]).
+    pub bounds: &'a [u64],
     pub series: Vec<Series<'a>>,
     pub cpus: Vec<CpuCounters>,
 }
 
-/// The `le` boundaries: exclusive upper ends `B` of kernel buckets, ns.
-pub fn bounds() -> Vec<u64> {
+/// The fine `le` boundaries: exclusive upper ends `B` of kernel buckets,
+/// ns.
+fn fine() -> Vec<u64> {
     let mut b = vec![512];
     for e in 9..30u32 {
         let steps: u64 = if e < 20 { 16 } else { 4 };
@@ -104,6 +110,28 @@ pub fn bounds() -> Vec<u64> {
         }
     }
     b
+}
+
+/// The coarse ones: the first fine boundary at or above each of 1, 2, 5,
+/// 10 µs ... 1 s. Their counts are the fine exposition's at the same `le`.
+fn coarse() -> Vec<u64> {
+    let fine = fine();
+    let mut b: Vec<u64> = (0..7u32)
+        .flat_map(|k| [1, 2, 5].map(|m| m * 10u64.pow(k) * 1000))
+        .filter(|&ns| ns <= 1_000_000_000)
+        .filter_map(|ns| fine.iter().copied().find(|&f| f >= ns))
+        .collect();
+    b.dedup();
+    b
+}
+
+/// The `le` boundaries `b` names, ns, ascending.
+pub fn bounds(b: &Buckets) -> Vec<u64> {
+    match b {
+        Buckets::Fine => fine(),
+        Buckets::Coarse => coarse(),
+        Buckets::List(l) => l.clone(),
+    }
 }
 
 /// Seconds from ns, as Prometheus reads a float.
@@ -166,12 +194,11 @@ pub fn encode(v: &View<'_>, f: Format) -> String {
         Some("seconds"),
         "Wake-up latency of each activation, per CPU and stage (irq, thread, user, response).",
     );
-    let bounds = bounds();
     for s in &v.series {
         let l = lbl(s);
         let mut cum = 0u64;
         let mut next = 0usize;
-        for &b in &bounds {
+        for &b in v.bounds {
             let end = hist::bucket_of(b).min(s.buckets.len());
             cum += s.buckets[next.min(end)..end].iter().sum::<u64>();
             next = next.max(end);
@@ -316,7 +343,7 @@ mod tests {
 
     #[test]
     fn the_bounds_are_kernel_bucket_boundaries() {
-        let b = bounds();
+        let b = bounds(&Buckets::Fine);
         assert_eq!(b.len(), 1 + 11 * 16 + 10 * 4);
         assert!(b.windows(2).all(|w| w[0] < w[1]));
         for &x in &b {
@@ -331,8 +358,8 @@ mod tests {
 
     #[test]
     fn both_formats_from_one_encoder() {
-        let (info, made) = (sample_info(), sample_made());
-        let v = view(&info, &made);
+        let (info, made, b) = (sample_info(), sample_made(), fine());
+        let v = view(&info, &made, &b);
         let om = encode(&v, Format::OpenMetrics);
         let txt = encode(&v, Format::Text);
         assert!(om.ends_with("# EOF\n"));
@@ -366,8 +393,8 @@ mod tests {
 
     #[test]
     fn cumulative_buckets_count_the_samples_below_each_bound() {
-        let (info, made) = (sample_info(), sample_made());
-        let txt = encode(&view(&info, &made), Format::Text);
+        let (info, made, b) = (sample_info(), sample_made(), fine());
+        let txt = encode(&view(&info, &made, &b), Format::Text);
         let bucket = |le: &str| -> u64 {
             let key =
                 format!("rtlat_latency_seconds_bucket{{cpu=\"0\",stage=\"irq\",le=\"{le}\"}} ");
@@ -394,6 +421,74 @@ mod tests {
             assert!(n >= last, "not cumulative at {l}");
             last = n;
         }
+    }
+
+    /// The histogram's lines of `txt`, those of CPU 0's irq stage.
+    fn bucket_lines(txt: &str) -> Vec<&str> {
+        txt.lines()
+            .filter(|l| l.starts_with("rtlat_latency_seconds_bucket{cpu=\"0\",stage=\"irq\""))
+            .collect()
+    }
+
+    #[test]
+    fn coarse_bounds_are_a_1_2_5_series_of_fine_ones() {
+        let (f, c) = (fine(), bounds(&Buckets::Coarse));
+        assert_eq!(c.len(), 19);
+        assert!(c.iter().all(|b| f.contains(b)));
+        assert!(c.windows(2).all(|w| w[0] < w[1]));
+        // At or above the nominal value: within 2.4 % below 1 ms, 5 % to
+        // 20 ms, 7.4 % at 500 ms and 1 s.
+        let nominal = (0..7u32).flat_map(|k| [1, 2, 5].map(|m| m * 10u64.pow(k) * 1000));
+        for (b, n) in c.iter().zip(nominal) {
+            assert!(*b >= n && (*b - n) * 1000 <= n * 74, "{b} for {n}");
+        }
+        assert_eq!(&c[..3], [1_024, 2_048, 5_120]);
+        assert_eq!(c[c.len() - 1], 1 << 30);
+    }
+
+    #[test]
+    fn a_coarse_bucket_counts_what_the_fine_one_does() {
+        let (info, made) = (sample_info(), sample_made());
+        let (f, c) = (fine(), bounds(&Buckets::Coarse));
+        let fine_txt = encode(&view(&info, &made, &f), Format::Text);
+        let coarse_txt = encode(&view(&info, &made, &c), Format::Text);
+        let (fine_lines, coarse_lines) = (bucket_lines(&fine_txt), bucket_lines(&coarse_txt));
+        assert_eq!(fine_lines.len(), 218);
+        assert_eq!(coarse_lines.len(), 20);
+        // Every coarse line, its count included, is a fine one.
+        for l in &coarse_lines {
+            assert!(fine_lines.contains(l), "{l}");
+        }
+        assert!(coarse_lines.contains(
+            &"rtlat_latency_seconds_bucket{cpu=\"0\",stage=\"irq\",le=\"0.000010239\"} 5"
+        ));
+        // The rest of the exposition is the same.
+        let rest = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| !l.starts_with("rtlat_latency_seconds_bucket{"))
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(rest(&fine_txt), rest(&coarse_txt));
+    }
+
+    #[test]
+    fn a_listed_bound_counts_exactly_where_the_fine_ones_do_not_fall() {
+        let (info, made) = (sample_info(), sample_made());
+        // 1000 and 9984 ns are no fine bounds (992, 1024; 9728, 10240) but
+        // kernel ones: 300 ns alone is below 1000 ns, 9999 ns is not below
+        // 9984 ns.
+        let b = bounds(&crate::cli::buckets::parse("1us,9.984us,10.24us").unwrap());
+        let txt = encode(&view(&info, &made, &b), Format::Text);
+        assert_eq!(
+            bucket_lines(&txt),
+            [
+                "rtlat_latency_seconds_bucket{cpu=\"0\",stage=\"irq\",le=\"0.000000999\"} 1",
+                "rtlat_latency_seconds_bucket{cpu=\"0\",stage=\"irq\",le=\"0.000009983\"} 3",
+                "rtlat_latency_seconds_bucket{cpu=\"0\",stage=\"irq\",le=\"0.000010239\"} 5",
+                "rtlat_latency_seconds_bucket{cpu=\"0\",stage=\"irq\",le=\"+Inf\"} 7",
+            ]
+        );
     }
 
     #[test]
