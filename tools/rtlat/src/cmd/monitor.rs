@@ -99,6 +99,10 @@ struct Monitor<'a> {
     trips: Vec<TripLine>,
     trips_total: u64,
     interval: Duration,
+    /// When the statistics were last read, s since the epoch (0: never).
+    last_read: f64,
+    /// Whether a kernel session is measuring.
+    running: bool,
 }
 
 /// Runs `rtlat monitor` with options `a`.
@@ -201,6 +205,8 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
         trips: Vec::new(),
         trips_total: 0,
         interval: a.interval,
+        last_read: 0.0,
+        running: false,
     };
     // A scrape before the first read gets the metrics at zero, not nothing.
     m.publish();
@@ -281,6 +287,7 @@ impl Monitor<'_> {
     fn session(&mut self, actions: &mut Actions) -> Result<End, String> {
         let dev = self.dev;
         dev.start().map_err(|e| format!("start: {e}"))?;
+        self.running = true;
         self.state.sessions += 1;
         let reader = self.reader()?;
         let stop_users = Arc::new(AtomicBool::new(false));
@@ -329,6 +336,7 @@ impl Monitor<'_> {
             }
         };
         dev.stop().map_err(|e| format!("stop: {e}"))?;
+        self.running = false;
         stop_users.store(true, Ordering::Relaxed);
         for u in users {
             if let Ok(Err(e)) = u.join() {
@@ -376,6 +384,10 @@ impl Monitor<'_> {
             }
         }
         self.state.end_session();
+        // The session's end, its trip counted: until the next session's
+        // first tick (the next configure), the endpoint says that nothing
+        // measures.
+        self.publish();
         Ok(end)
     }
 
@@ -443,6 +455,7 @@ impl Monitor<'_> {
         for c in &mut self.state.cpus {
             c.read = self.read[c.cpu as usize].load(Ordering::Relaxed);
         }
+        self.last_read = now_epoch();
         Ok(())
     }
 
@@ -492,6 +505,8 @@ impl Monitor<'_> {
                     }
                 })
                 .collect(),
+            last_update: self.last_read,
+            running: self.running,
         };
         metrics::encode(&view, f)
     }

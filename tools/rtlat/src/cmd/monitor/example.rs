@@ -68,8 +68,9 @@ fn info() -> Info {
 
 /// The view of the made-up series `made` on two CPUs, its histogram at
 /// `bounds`: each series' index is its trip count, its max at one time;
-/// CPU 0 missed a period, CPU 1 dropped 7 records. (The encoder's tests
-/// take it too, with their own series.)
+/// CPU 0 missed a period, CPU 1 dropped 7 records; the statistics read a
+/// minute after that time, the session running. (The encoder's tests take
+/// it too, with their own series.)
 pub(super) fn view<'a>(info: &'a Info, made: &'a [Made], bounds: &'a [u64]) -> View<'a> {
     View {
         info,
@@ -100,6 +101,8 @@ pub(super) fn view<'a>(info: &'a Info, made: &'a [Made], bounds: &'a [u64]) -> V
                 dropped: 7,
             },
         ],
+        last_update: 1_700_000_060.5,
+        running: true,
     }
 }
 

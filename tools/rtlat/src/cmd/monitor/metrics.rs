@@ -97,6 +97,11 @@ pub struct View<'a> {
     pub bounds: &'a [u64],
     pub series: Vec<Series<'a>>,
     pub cpus: Vec<CpuCounters>,
+    /// Wall-clock time of the last read of the kernel's statistics, s
+    /// since the epoch (0: none yet).
+    pub last_update: f64,
+    /// Whether a kernel session is measuring.
+    pub running: bool,
 }
 
 /// The fine `le` boundaries: exclusive upper ends `B` of kernel buckets,
@@ -185,6 +190,31 @@ pub fn encode(v: &View<'_>, f: Format) -> String {
         esc(&i.isolated_cpus),
         esc(&i.version)
     );
+
+    // Whether the numbers below are fresh: a loop that stalled, or a
+    // monitor between sessions, would otherwise look healthy.
+    family(
+        &mut o,
+        f,
+        "rtlat_last_update_timestamp_seconds",
+        "gauge",
+        Some("seconds"),
+        "When the monitor last read the kernel's statistics, seconds since the epoch (0: not yet).",
+    );
+    let _ = writeln!(
+        o,
+        "rtlat_last_update_timestamp_seconds {:.3}",
+        v.last_update
+    );
+    family(
+        &mut o,
+        f,
+        "rtlat_session_running",
+        "gauge",
+        None,
+        "1 while a kernel session measures; 0 before the first, between two and after the last.",
+    );
+    let _ = writeln!(o, "rtlat_session_running {}", u8::from(v.running));
 
     family(
         &mut o,
@@ -389,6 +419,24 @@ mod tests {
             "rtlat_latency_max_timestamp_seconds{cpu=\"0\",stage=\"irq\"} 1700000000.250000\n"
         ));
         assert!(txt.contains("rtlat_latency_seconds_sum{cpu=\"0\",stage=\"irq\"} 0.012345\n"));
+    }
+
+    #[test]
+    fn freshness_is_exposed() {
+        let (info, made, b) = (sample_info(), sample_made(), fine());
+        let mut v = view(&info, &made, &b);
+        let om = encode(&v, Format::OpenMetrics);
+        assert!(om.contains(
+            "# TYPE rtlat_last_update_timestamp_seconds gauge\n\
+             # UNIT rtlat_last_update_timestamp_seconds seconds\n\
+             rtlat_last_update_timestamp_seconds 1700000060.500\n"
+        ));
+        assert!(om.contains("# TYPE rtlat_session_running gauge\nrtlat_session_running 1\n"));
+        // Before the first read, and after the end.
+        (v.last_update, v.running) = (0.0, false);
+        let txt = encode(&v, Format::Text);
+        assert!(txt.contains("\nrtlat_last_update_timestamp_seconds 0.000\n"));
+        assert!(txt.contains("\nrtlat_session_running 0\n"));
     }
 
     #[test]
