@@ -16,7 +16,7 @@ use super::{
     http::{self, Exposition, Published},
     metrics::{self, CpuCounters, Format, Info, Series, View},
 };
-use crate::cli::buckets::Buckets;
+use crate::{cli::buckets::Buckets, report::Build};
 
 /// One made-up CPU and stage (latencies in ns).
 pub(super) struct Made {
@@ -63,6 +63,7 @@ fn info() -> Info {
         arch: "x86_64".into(),
         isolated_cpus: "1".into(),
         version: env!("CARGO_PKG_VERSION").into(),
+        build: Build::this(),
     }
 }
 

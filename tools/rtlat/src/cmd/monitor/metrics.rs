@@ -20,7 +20,7 @@ use std::fmt::Write;
 
 use rtcore::hist;
 
-use crate::cli::buckets::Buckets;
+use crate::{cli::buckets::Buckets, report::Build};
 
 /// Version of the metric names and labels.
 pub const VERSION: &str = "1";
@@ -55,8 +55,8 @@ impl Format {
     }
 }
 
-/// What the system is, for the info metric.
-#[derive(Clone, Debug, Default)]
+/// What the system is, and how the tool was built, for the info metrics.
+#[derive(Clone, Debug)]
 pub struct Info {
     pub kernel_release: String,
     pub preemption: String,
@@ -64,6 +64,8 @@ pub struct Info {
     /// `/sys/devices/system/cpu/isolated` (empty if none).
     pub isolated_cpus: String,
     pub version: String,
+    /// The build's source revision, target, profile and compiler.
+    pub build: Build,
 }
 
 /// One CPU and stage since the monitor started.
@@ -189,6 +191,27 @@ pub fn encode(v: &View<'_>, f: Format) -> String {
         esc(&i.arch),
         esc(&i.isolated_cpus),
         esc(&i.version)
+    );
+
+    // The tool's build, as Prometheus' own *_build_info: the source
+    // revision tells two builds of one version apart.
+    family(
+        &mut o,
+        f,
+        "rtlat_build",
+        "info",
+        None,
+        "How this rtlat was built: its version, source revision, target, profile and compiler.",
+    );
+    let b = &i.build;
+    let _ = writeln!(
+        o,
+        "rtlat_build_info{{version=\"{}\",revision=\"{}\",target=\"{}\",profile=\"{}\",rustc=\"{}\"}} 1",
+        esc(&i.version),
+        esc(&b.git),
+        esc(&b.target),
+        esc(&b.profile),
+        esc(&b.rustc)
     );
 
     // Whether the numbers below are fresh: a loop that stalled, or a
@@ -368,6 +391,12 @@ mod tests {
             arch: "x86_64".into(),
             isolated_cpus: "1".into(),
             version: "0.1.0 \"q\"".into(),
+            build: Build {
+                git: "v0.1-12-g0123456789ab-dirty".into(),
+                target: "x86_64-unknown-linux-gnu".into(),
+                profile: "release".into(),
+                rustc: "rustc 1.85.1 (4eb161250 2025-03-15)".into(),
+            },
         }
     }
 
@@ -419,6 +448,25 @@ mod tests {
             "rtlat_latency_max_timestamp_seconds{cpu=\"0\",stage=\"irq\"} 1700000000.250000\n"
         ));
         assert!(txt.contains("rtlat_latency_seconds_sum{cpu=\"0\",stage=\"irq\"} 0.012345\n"));
+    }
+
+    #[test]
+    fn the_build_is_an_info_metric() {
+        let (info, made, b) = (sample_info(), sample_made(), fine());
+        let v = view(&info, &made, &b);
+        let line = "rtlat_build_info{version=\"0.1.0 \\\"q\\\"\",revision=\"v0.1-12-g0123456789ab-dirty\",\
+                    target=\"x86_64-unknown-linux-gnu\",profile=\"release\",\
+                    rustc=\"rustc 1.85.1 (4eb161250 2025-03-15)\"} 1\n";
+        let om = encode(&v, Format::OpenMetrics);
+        assert!(
+            om.contains(&format!("# TYPE rtlat_build info\n{line}")),
+            "{om}"
+        );
+        let txt = encode(&v, Format::Text);
+        assert!(
+            txt.contains(&format!("# TYPE rtlat_build_info gauge\n{line}")),
+            "{txt}"
+        );
     }
 
     #[test]
