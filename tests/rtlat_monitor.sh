@@ -214,11 +214,11 @@ rtrs_check "a device another monitor holds: exit 1, one line naming it" \
 
 # --listen: without networking in the kernel (the test kernels have none)
 # the socket's error; with it, a second monitor on the same port.
-rtlat monitor --cpus 1 --listen 9101 >"$tmp/out2" 2>&1 &
+rtlat monitor --cpus 1 --listen 19101 >"$tmp/out2" 2>&1 &
 pid=$!
 bg="$bg $pid"
 if started "$tmp/out2" $pid; then
-	timeout 20 rtlat monitor --cpus 1 --listen 9101 >"$tmp/out" 2>&1
+	timeout 20 rtlat monitor --cpus 1 --listen 19101 >"$tmp/out" 2>&1
 	rc=$?
 	want='address already in use'
 	term $pid
@@ -230,7 +230,7 @@ else
 fi
 ktap_print_msg "$(grep -v WARNING "$tmp/out")"
 rtrs_check "--listen: a port in use or no networking: exit 1, one line naming the cause" \
-	test $rc = 1 -a "$(grep -c "^rtlat: error: --listen 127.0.0.1:9101: .*$want" "$tmp/out")" = 1 \
+	test $rc = 1 -a "$(grep -c "^rtlat: error: --listen 127.0.0.1:19101: .*$want" "$tmp/out")" = 1 \
 	-a "$(grep -vc WARNING "$tmp/out")" = 1
 
 rtlat monitor --on-threshold bogus >"$tmp/out" 2>&1

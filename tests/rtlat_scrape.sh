@@ -4,7 +4,7 @@
 # rtlat monitor scraped from outside the machine, as a fleet's Prometheus
 # does: a guest with a network card (scripts/vmtest --system: QEMU's user
 # networking, whose only way in is the host's 127.0.0.1 port forwarded to
-# port 9101 here) measures for 4 s with --listen 0.0.0.0:9101 and serves its
+# port 19101 here) measures for 4 s with --listen 0.0.0.0:19101 and serves its
 # final metrics for 6 s more (--linger). Its final snapshot goes to the
 # host on a line "# rtrs-scrape-snapshot: {...}"; there a real Prometheus
 # server scraped the guest all along, and scripts/prom-scrape --check
@@ -18,7 +18,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=rtrs_lib.sh
 . "$DIR/rtrs_lib.sh"
 
-PORT=9101
+PORT=19101
 DURATION=4
 LINGER=6
 

@@ -3,6 +3,7 @@
 the tables, scripts/vmtest's options and command lines.
 cd scripts && python3 -m unittest runner.test_runner"""
 
+import os
 import re
 import unittest
 
@@ -13,8 +14,8 @@ from runner.pool import queue_order, report_order
 from runner.steps import TOTALS
 from runner.tally import Tally
 from runner.timings import Timing, rst_table, table_line
-from runner.vmtest import (Die, Unbound, check_options, clock_append, guest_memory, guest_timeout, kernel_append,
-                           last_look_append, last_look_argv, need_tool, nmi_at,
+from runner.vmtest import (GUEST_PORT, Die, Unbound, check_options, clock_append, guest_memory, guest_timeout,
+                           kernel_append, last_look_append, last_look_argv, need_tool, network_argv, nmi_at,
                            parse_args, qemu_argv, report_argv, sparse_dts, timeout_error, want_peers, wants_scrape,
                            work_suffix)
 
@@ -285,6 +286,16 @@ class Vmtest(unittest.TestCase):
         self.assertEqual(report_argv("R", "arm64", "W", "K", 0, "300", vm_opts("--inject", "kasan"))[1:],
                          ["--arch", "arm64", "--work", "W", "--kdir", "K", "--qemu-rc", "0", "--timeout", "300",
                           "--inject", "kasan"])
+
+    def test_network(self):
+        self.assertEqual(network_argv(4242),
+                         ["-netdev", "user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:4242-:19101",
+                          "-device", "virtio-net-pci,netdev=net0"])
+        # The forwarded port is the one the guest's test serves the metrics on.
+        scrape = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "rtlat_scrape.sh")
+        with open(scrape) as f:
+            port = re.search(r"^PORT=([0-9]+)$", f.read(), re.M)
+        self.assertEqual(port and int(port.group(1)), GUEST_PORT)
 
 
 def cpu_node(name, reg, phandle=None):

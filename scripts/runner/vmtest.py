@@ -378,11 +378,17 @@ def qemu_argv(qemu_cmd, arch, o, image, work, append, mem):
             "-append", append]
 
 
+# The guest's port the host reaches: rtlat monitor's metrics, as
+# tests/rtlat_scrape.sh serves them (its PORT). Outside Prometheus'
+# allocated exporter ports, 9100-9999 (9101 is the HAProxy exporter's).
+GUEST_PORT = 19101
+
+
 def network_argv(hport):
     """An installed system's network card: QEMU's user network, isolated
-    (restrict=on) but for the guest's port 9101, forwarded from the host's
+    (restrict=on) but for the guest's GUEST_PORT, forwarded from the host's
     127.0.0.1:hport only."""
-    return ["-netdev", f"user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:{hport}-:9101",
+    return ["-netdev", f"user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:{hport}-:{GUEST_PORT}",
             "-device", "virtio-net-pci,netdev=net0"]
 
 
@@ -706,7 +712,7 @@ class Run:
         if rc:
             raise Die(f"no Debian system for {krel}")
         # Its network card (qemu_line): the cell's fact "network".
-        write(f"{work}/network", "QEMU user network, restrict=on, guest port 9101 from the host's 127.0.0.1\n")
+        write(f"{work}/network", f"QEMU user network, restrict=on, guest port {GUEST_PORT} from the host's 127.0.0.1\n")
         if run([f"{root}/scripts/distro-system", "--install", sysroot, self.groot, *debs]):
             raise Die("apt install of the packages failed")
         self.log(f"apt install ./….deb into a copy of {basename(sysroot)} ({self.since()})")
@@ -827,7 +833,7 @@ class Run:
 
         # An installed system has a network card (the cell's fact "network", from
         # the file network in its work directory), as a user's machine: QEMU's user
-        # network, isolated (restrict=on) but for the guest's port 9101 forwarded
+        # network, isolated (restrict=on) but for the guest's port 19101 forwarded
         # from the host's 127.0.0.1 only. Where tests/rtlat_scrape.sh runs, a real
         # Prometheus on the host scrapes that port from before the boot on, and
         # checks what it got against the guest's final snapshot afterwards

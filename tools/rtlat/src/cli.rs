@@ -39,7 +39,7 @@ EXAMPLES
     rtlat run --user --duration 10m --threshold user=100 --json run.json --svg run.svg
     rtlat run --duration 1h --fail-if thread.p99.99>100us --max-missed 0 --interval 60
     rtlat hist --duration 30s --period 200 --entries 100
-    rtlat monitor --history /var/log/rtlat/history.jsonl --listen 127.0.0.1:9101
+    rtlat monitor --history /var/log/rtlat/history.jsonl --listen 127.0.0.1:19101
     rtlat check-json run.json
     rtlat compare before.json after.json";
 
@@ -443,7 +443,7 @@ impl MonitorArgs {
 
 /// `--listen`: `ADDR:PORT`, `[V6ADDR]:PORT`, `:PORT` or `PORT` (on 127.0.0.1).
 pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
-    let bad = || format!("bad address '{s}': ADDR:PORT, e.g. 127.0.0.1:9101, or a port");
+    let bad = || format!("bad address '{s}': ADDR:PORT, e.g. 127.0.0.1:19101, or a port");
     let port_only = s.strip_prefix(':').unwrap_or(s);
     if let Ok(port) = port_only.parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
@@ -640,17 +640,23 @@ mod tests {
 
     #[test]
     fn listen_and_size_values() {
-        assert_eq!(parse_listen("9101"), Ok("127.0.0.1:9101".parse().unwrap()));
-        assert_eq!(parse_listen(":9101"), Ok("127.0.0.1:9101".parse().unwrap()));
+        assert_eq!(
+            parse_listen("19101"),
+            Ok("127.0.0.1:19101".parse().unwrap())
+        );
+        assert_eq!(
+            parse_listen(":19101"),
+            Ok("127.0.0.1:19101".parse().unwrap())
+        );
         assert_eq!(
             parse_listen("0.0.0.0:80"),
             Ok("0.0.0.0:80".parse().unwrap())
         );
         assert_eq!(
-            parse_listen("[::1]:9101"),
-            Ok("[::1]:9101".parse().unwrap())
+            parse_listen("[::1]:19101"),
+            Ok("[::1]:19101".parse().unwrap())
         );
-        for bad in ["", "host:9101", "1.2.3.4", "99999", "1.2.3.4:x"] {
+        for bad in ["", "host:19101", "1.2.3.4", "99999", "1.2.3.4:x"] {
             assert!(parse_listen(bad).is_err(), "{bad}");
         }
         assert_eq!(parse_size("100"), Ok(100));
@@ -739,10 +745,10 @@ mod tests {
         // --linger serves the final metrics: nothing to linger on without --listen.
         assert_eq!(exit(&["rtlat", "monitor", "--linger", "10s"]), Some(2));
         // Nor without an end: a monitor stopped by a signal does not linger.
-        let linger = ["rtlat", "monitor", "--linger", "10s", "--listen", "9101"];
+        let linger = ["rtlat", "monitor", "--linger", "10s", "--listen", "19101"];
         assert_eq!(exit(&linger), Some(2));
         assert_eq!(
-            exit(&["rtlat", "monitor", "--linger", "x", "--listen", "9101", "-d", "1h"]),
+            exit(&["rtlat", "monitor", "--linger", "x", "--listen", "19101", "-d", "1h"]),
             Some(2)
         );
         for end in [

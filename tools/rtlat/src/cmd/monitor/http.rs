@@ -384,11 +384,11 @@ mod tests {
 
     #[test]
     fn a_kernel_without_networking_is_named() {
-        let addr = "127.0.0.1:9101".parse().unwrap();
+        let addr = "127.0.0.1:19101".parse().unwrap();
         for errno in [libc::ENOSYS, libc::EAFNOSUPPORT] {
             let e = bind_error(addr, &io::Error::from_raw_os_error(errno));
             assert!(
-                e.starts_with("--listen 127.0.0.1:9101: this kernel has no TCP/IP networking (CONFIG_NET, CONFIG_INET): "),
+                e.starts_with("--listen 127.0.0.1:19101: this kernel has no TCP/IP networking (CONFIG_NET, CONFIG_INET): "),
                 "{e}"
             );
         }
