@@ -175,75 +175,38 @@ pub fn run(a: &MonitorArgs) -> Result<ExitCode, String> {
         ))
     );
 
-    let stages = plan.reported_stages();
-    // (Records per CPU, by the CPU's number.)
-    let top = cpus.iter().max().map_or(0, |&m| m as usize);
-    let mut m = Monitor {
-        plan: &plan,
-        dev: &dev,
-        state: State::new(&cpus, &stages),
-        cpus,
-        stages,
-        read: Arc::new((0..=top).map(|_| AtomicU64::new(0)).collect()),
-        ran_on: Arc::new(AtomicU64::new(0)),
-        out: Outputs {
-            history,
-            textfile: a.textfile.clone(),
-            published,
-            info: Info {
-                kernel_release: info.release.clone(),
-                preemption: info.preemption.clone(),
-                arch: info.machine.clone(),
-                isolated_cpus: info.isolated_cpus.clone().unwrap_or_default(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                build: Build::this(),
-            },
-            bounds: metrics::bounds(&a.buckets),
+    let out = Outputs {
+        history,
+        textfile: a.textfile.clone(),
+        published,
+        info: Info {
+            kernel_release: info.release.clone(),
+            preemption: info.preemption.clone(),
+            arch: info.machine.clone(),
+            isolated_cpus: info.isolated_cpus.clone().unwrap_or_default(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            build: Build::this(),
         },
-        started: Instant::now(),
-        last_snapshot: Instant::now(),
-        seq: 0,
-        trips: Vec::new(),
-        trips_total: 0,
-        interval: a.interval,
-        last_read: 0.0,
-        running: false,
+        bounds: metrics::bounds(&a.buckets),
     };
+    let mut m = Monitor::new(&plan, &dev, cpus, a.interval, out);
     // A scrape before the first read gets the metrics at zero, not nothing.
     m.publish();
     let mut actions = Actions::new(&a.on_threshold);
-    loop {
-        let mut end = m.session(&mut actions)?;
-        // A trip at the end, or one after another, must not hold the
-        // monitor past its duration or a SIGTERM.
-        if end == End::Trip && !a.stop_at_trip {
-            if signals::interrupted() {
-                end = End::Signal;
-            } else if a.duration.is_some_and(|d| m.started.elapsed() >= d) {
-                end = End::Duration;
-            }
+    let end = m.watch(a, &mut actions)?;
+    if let (Some(linger), Some(_)) = (a.linger, &m.out.published) {
+        if end != End::Signal {
+            // The device is another run's to take meanwhile.
+            drop(m);
+            drop(dev);
+            linger_on(linger);
         }
-        if end == End::Trip && !a.stop_at_trip {
-            // A new session, fresh statistics in the kernel; the state
-            // keeps adding them up.
-            dev.configure(&plan.device, &config, &plan.cpus)?;
-            continue;
-        }
-        m.snapshot(true)?;
-        if let (Some(linger), Some(_)) = (a.linger, &m.out.published) {
-            if end != End::Signal {
-                // The device is another run's to take meanwhile.
-                drop(m);
-                drop(dev);
-                linger_on(linger);
-            }
-        }
-        return Ok(ExitCode::from(if end == End::Trip {
-            exit::THRESHOLD
-        } else {
-            exit::OK
-        }));
     }
+    Ok(ExitCode::from(if end == End::Trip {
+        exit::THRESHOLD
+    } else {
+        exit::OK
+    }))
 }
 
 /// `--linger`: the HTTP workers go on serving the final metrics for
@@ -282,7 +245,81 @@ fn note_cpu(set: &AtomicU64) {
     }
 }
 
-impl Monitor<'_> {
+impl<'a> Monitor<'a> {
+    /// The monitor of the configured session of `dev`, on `cpus`, before
+    /// its first session.
+    fn new(
+        plan: &'a Plan,
+        dev: &'a Device,
+        cpus: Vec<u32>,
+        interval: Duration,
+        out: Outputs,
+    ) -> Self {
+        let stages = plan.reported_stages();
+        // (Records per CPU, by the CPU's number.)
+        let top = cpus.iter().max().map_or(0, |&m| m as usize);
+        Monitor {
+            plan,
+            dev,
+            state: State::new(&cpus, &stages),
+            cpus,
+            stages,
+            read: Arc::new((0..=top).map(|_| AtomicU64::new(0)).collect()),
+            ran_on: Arc::new(AtomicU64::new(0)),
+            out,
+            started: Instant::now(),
+            last_snapshot: Instant::now(),
+            seq: 0,
+            trips: Vec::new(),
+            trips_total: 0,
+            interval,
+            last_read: 0.0,
+            running: false,
+        }
+    }
+
+    /// Runs sessions until the end (a signal, `--duration`, or a trip with
+    /// `--stop-at-trip`) and writes the last snapshot. On an error the
+    /// textfile and the endpoint are written once more with
+    /// `rtlat_session_running` 0: nothing measures once the monitor has
+    /// exited.
+    fn watch(&mut self, a: &MonitorArgs, actions: &mut Actions) -> Result<End, String> {
+        let end = self.sessions(a, actions);
+        if end.is_err() {
+            self.running = false;
+            self.write_textfile();
+            self.publish();
+        }
+        end
+    }
+
+    /// [`Self::watch`]'s sessions: one after another while a trip ends
+    /// them, else the last.
+    fn sessions(&mut self, a: &MonitorArgs, actions: &mut Actions) -> Result<End, String> {
+        let plan = self.plan;
+        loop {
+            let mut end = self.session(actions)?;
+            // A trip at the end, or one after another, must not hold the
+            // monitor past its duration or a SIGTERM.
+            if end == End::Trip && !a.stop_at_trip {
+                if signals::interrupted() {
+                    end = End::Signal;
+                } else if a.duration.is_some_and(|d| self.started.elapsed() >= d) {
+                    end = End::Duration;
+                }
+            }
+            if end == End::Trip && !a.stop_at_trip {
+                // A new session, fresh statistics in the kernel; the state
+                // keeps adding them up.
+                let config = plan.phases.measured.config;
+                self.dev.configure(&plan.device, &config, &plan.cpus)?;
+                continue;
+            }
+            self.snapshot(true)?;
+            return Ok(end);
+        }
+    }
+
     /// Starts a session and watches it until it ends; its final
     /// statistics are in the state then.
     fn session(&mut self, actions: &mut Actions) -> Result<End, String> {
@@ -559,13 +596,18 @@ impl Monitor<'_> {
                 let _ = out.flush();
             }
         }
+        self.write_textfile();
+        self.publish();
+        Ok(())
+    }
+
+    /// Writes the textfile, if there is one. A failure is said on stderr.
+    fn write_textfile(&self) {
         if let Some(dir) = &self.out.textfile {
             if let Err(e) = textfile::write(dir, &self.exposition(Format::Text)) {
                 eprintln!("rtlat: error: {e}");
             }
         }
-        self.publish();
-        Ok(())
     }
 
     /// SIGUSR1's summary: per CPU and stage since the start.
@@ -615,7 +657,63 @@ impl Monitor<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::{fs, path::Path};
+
+    use clap::Parser;
+
     use super::*;
+    use crate::cli::{Cli, Cmd};
+
+    #[test]
+    fn an_error_leaves_the_outputs_saying_nothing_measures() {
+        let dir = std::env::temp_dir().join(format!("rtlat-monitor-error-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let argv = ["rtlat", "monitor", "--cpus", "1", "--textfile"];
+        let cli = Cli::try_parse_from(argv.into_iter().chain(dir.to_str())).unwrap();
+        let Cmd::Monitor(a) = cli.cmd else {
+            unreachable!()
+        };
+        let plan = Plan::new(&a.common(), &[0, 1], "0-1").unwrap();
+        // /dev/null takes no ioctl: the session's START fails.
+        let dev = Device::open(Path::new("/dev/null"), false).unwrap();
+        let published = Arc::new(Published::default());
+        let out = Outputs {
+            history: None,
+            textfile: a.textfile.clone(),
+            published: Some(published.clone()),
+            info: Info {
+                kernel_release: "7.3.0-rt1".into(),
+                preemption: "PREEMPT_RT".into(),
+                arch: "x86_64".into(),
+                isolated_cpus: String::new(),
+                version: "0.1.0".into(),
+                build: Build::this(),
+            },
+            bounds: metrics::bounds(&a.buckets),
+        };
+        let mut m = Monitor::new(&plan, &dev, vec![1], a.interval, out);
+        // As the last interval left them: measuring, read at a known time.
+        (m.running, m.last_read) = (true, 1_700_000_000.0);
+        m.write_textfile();
+        let file = dir.join(textfile::NAME);
+        assert!(fs::read_to_string(&file)
+            .unwrap()
+            .contains("\nrtlat_session_running 1\n"));
+
+        let e = m.watch(&a, &mut Actions::new(&a.on_threshold)).err();
+        assert!(
+            e.as_ref().is_some_and(|e| e.starts_with("start: ")),
+            "{e:?}"
+        );
+        let text = fs::read_to_string(&file).unwrap();
+        assert!(text.contains("\nrtlat_session_running 0\n"), "{text}");
+        // The last read stays when it was: the staleness alert ages it.
+        assert!(text.contains("\nrtlat_last_update_timestamp_seconds 1700000000.000\n"));
+        let served = published.get();
+        assert!(served.text.contains("\nrtlat_session_running 0\n"));
+        assert!(served.openmetrics.contains("\nrtlat_session_running 0\n"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn housekeeping_follows_the_affinity_it_was_given() {

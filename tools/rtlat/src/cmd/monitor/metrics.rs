@@ -235,7 +235,7 @@ pub fn encode(v: &View<'_>, f: Format) -> String {
         "rtlat_session_running",
         "gauge",
         None,
-        "1 while a kernel session measures; 0 before the first, between two and after the last.",
+        "1 while a kernel session measures; 0 before the first, between two, after the last or an error.",
     );
     let _ = writeln!(o, "rtlat_session_running {}", u8::from(v.running));
 
