@@ -2,7 +2,7 @@
 """The steps of scripts/run-tests in their order (its comment numbers
 them; Documentation/testing.rst): the kernels, with the distribution
 kernels prepared in the background; the host checks, with the build
-checks and then compile-fail beside them; style; the guests, RTRS_GUEST_JOBS
+checks beside them; compile-fail and style; the guests, RTRS_GUEST_JOBS
 at a time, and their results with step 8's host checks; the negative
 checks; make check-long's check; the benchmark smoke run; the table of
 timings, the summary, and "N passed, N failed, N skipped"."""
@@ -105,19 +105,15 @@ class Run:
         for arch in (karches if self.long else ["x86_64"] + karches):
             self.kernels.get(self.lib.deftree, arch)
 
-    # ---- 3. Build checks, then step 4's compile-fail, beside step 2: a
-    # build check is one make job, and the host checks keep the second core
-    # busy only part of the time (alone, 39 and 29 s with 63 % and 50 % of
-    # the two cores busy; compile-fail alone 27 s at 176 %). Their output is
-    # kept and printed after the host checks'.
+    # ---- 3. Build checks, beside step 2: a build check is one make job,
+    # and the host checks keep the second core busy only part of the time
+    # (alone, 39 and 29 s with 63 % and 50 % of the two cores busy). Their
+    # output is kept and printed after the host checks'.
     def host_and_build_checks(self):
         build_cells = [(c.tree, c.arch, self.kernels.get(c.tree, c.arch, prepare=True))
                        for c in self.cells if c.kind == BUILD]
-        cf_kdir = self.kernels.get(self.lib.deftree, "x86_64")
         passed = {}
         log = os.path.join(self.logs, "build-checks.log")
-        cf_log = os.path.join(self.logs, "compile-fail.log")
-        compile_fail = []
 
         def build_checks(job):
             open(log, "wb").close()
@@ -133,16 +129,6 @@ class Run:
                                      stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
                         self.timings.timed(label, t0, stream=out)
                     passed[(tree, arch)] = rc == 0
-            if cf_kdir:
-                t0 = now()
-                with open(cf_log, "wb") as out:
-                    rc = job.run([self.steps.script("compile-fail"), cf_kdir], stdout=out,
-                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-                secs = now() - t0
-                self.timings.record("compile-fail", secs, quiet=True)
-                with open(cf_log, "rb") as f:
-                    text = f.read().decode(errors="surrogateescape")
-                compile_fail.append((rc, text + f"--- compile-fail: {secs} s"))
 
         job = BackgroundJob("build checks", build_checks)
         self.interrupts.jobs.append(job)
@@ -161,17 +147,13 @@ class Run:
         for tree, arch, _ in build_cells:
             ok = passed.get((tree, arch), False)
             self.tally.add(1 if ok else 0, 0 if ok else 1, 0, f"{tree} {arch} build check")
-        # (Step 4's compile-fail, which ran after them.)
-        if cf_kdir:
-            say("=== compile-fail")
-            self.steps.ktap_count("compile-fail", *(compile_fail[0] if compile_fail else (1, "it did not run")))
 
-    # ---- 4. Misuse of the context tokens must not compile (beside step 2,
-    # above); style.
+    # ---- 4. Misuse of the context tokens must not compile; style.
     def compile_fail_and_style(self):
         kdir = self.kernels.get(self.lib.deftree, "x86_64")
         if kdir:
-            self.steps.ktap_counted("style-check", [self.steps.script("style-check"), kdir])
+            for check in ("compile-fail", "style-check"):
+                self.steps.ktap_counted(check, [self.steps.script(check), kdir])
         else:
             self.tally.add(0, 1, 0, "compile-fail and style (no kernel)")
 

@@ -78,11 +78,7 @@ class Steps:
         helpers, counted from their "# Totals:" line; no such line, or a
         failing exit with nothing failed, is one failure."""
         say(f"=== {label}")
-        self.ktap_count(label, *self.step_captured(label, cmd))
-
-    def ktap_count(self, label, rc, out):
-        """ktap_counted's output printed and counted, for a step that ran
-        elsewhere (status rc, output out with its time line)."""
+        rc, out = self.step_captured(label, cmd)
         raw(bytes_of(out + "\n"))
         m = TOTALS.search(out)
         if m and m.group(1):
