@@ -50,20 +50,48 @@ pub fn open_error(path: &Path, e: &io::Error) -> String {
     }
 }
 
-/// Why CONFIG was refused with `EPERM`, and what would allow it.
-fn measure_refused(path: &Path, config: &Config) -> String {
+/// The caller's `RLIMIT_RTPRIO` (soft), `u64::MAX` if unlimited or unknown.
+fn rtprio_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a valid `rlimit` for the call to fill.
+    if unsafe { libc::getrlimit(libc::RLIMIT_RTPRIO, &mut r) } != 0
+        || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return u64::MAX;
+    }
+    r.rlim_cur
+}
+
+/// Why CONFIG was refused with `EPERM`, for a caller whose
+/// `RLIMIT_RTPRIO` is `limit`, and what would allow it: what the
+/// configuration asks for that the caller lacks, the likely causes first.
+fn measure_refused(path: &Path, config: &Config, limit: u64) -> String {
     let p = config.priority;
-    let mut s = format!(
-        "{}: not allowed to measure at SCHED_FIFO priority {p}: that needs an RLIMIT_RTPRIO of at least {p} (ulimit -r; /etc/security/limits.d) or CAP_SYS_NICE, on a device opened for writing",
-        path.display()
-    );
+    let mut why = Vec::new();
     if config.flags & uapi::CFG_BLAME != 0 {
-        s.push_str("; explaining activations (--blame) needs CAP_PERFMON");
+        why.push("explaining activations (--blame) needs CAP_PERFMON".to_string());
     }
     if config.flags & uapi::CFG_TRACING_OFF != 0 {
-        s.push_str("; stopping the trace buffer at a trip needs CAP_SYS_ADMIN");
+        why.push("stopping the trace buffer at a trip needs CAP_SYS_ADMIN".to_string());
     }
-    s
+    if u64::from(p) > limit || why.is_empty() {
+        let now = if limit == u64::MAX {
+            String::new()
+        } else {
+            format!(", ulimit -r says {limit}")
+        };
+        why.push(format!(
+            "SCHED_FIFO priority {p} needs an RLIMIT_RTPRIO of at least {p} (ulimit -r; /etc/security/limits.d{now}) or CAP_SYS_NICE, on a device opened for writing"
+        ));
+    }
+    format!(
+        "{}: not allowed to measure: {}",
+        path.display(),
+        why.join("; ")
+    )
 }
 
 /// Processes that have the device open (for "device busy").
@@ -205,7 +233,7 @@ impl Device {
                         }
                     )
                 }
-                Some(libc::EPERM) => measure_refused(path, config),
+                Some(libc::EPERM) => measure_refused(path, config, rtprio_limit()),
                 _ => format!("{}: configure: {e}", path.display()),
             })
     }
@@ -431,20 +459,35 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_measurement_names_the_limit_and_the_capabilities() {
+    fn a_refused_measurement_names_what_the_caller_lacks() {
         let mut c = Config {
             priority: 80,
             ..Config::default()
         };
         let p = Path::new("/dev/rtlat");
-        let s = measure_refused(p, &c);
-        assert!(s.starts_with("/dev/rtlat: not allowed to measure at SCHED_FIFO priority 80: "));
-        assert!(s.contains("RLIMIT_RTPRIO of at least 80 (ulimit -r"));
+        // Past the limit: the limit, and what it is now.
+        let s = measure_refused(p, &c, 10);
+        assert!(s.starts_with("/dev/rtlat: not allowed to measure: SCHED_FIFO priority 80 needs "));
+        assert!(s.contains(
+            "RLIMIT_RTPRIO of at least 80 (ulimit -r; /etc/security/limits.d, ulimit -r says 10)"
+        ));
         assert!(!s.contains("CAP_PERFMON") && !s.contains("CAP_SYS_ADMIN"));
+        // Within the limit, a flag the caller may not have: that alone.
         c.flags = uapi::CFG_BLAME | uapi::CFG_TRACING_OFF;
-        let s = measure_refused(p, &c);
-        assert!(s.contains("(--blame) needs CAP_PERFMON"));
-        assert!(s.contains("at a trip needs CAP_SYS_ADMIN"));
+        let s = measure_refused(p, &c, 99);
+        assert_eq!(
+            s,
+            "/dev/rtlat: not allowed to measure: explaining activations (--blame) needs CAP_PERFMON; \
+             stopping the trace buffer at a trip needs CAP_SYS_ADMIN"
+        );
+        // Both: the flags first.
+        let s = measure_refused(p, &c, 0);
+        let (flag, limit) = (s.find("CAP_PERFMON"), s.find("RLIMIT_RTPRIO"));
+        assert!(flag.is_some() && limit.is_some() && flag < limit);
+        // Within the limit, no flag: the rule itself (a read-only file).
+        c.flags = 0;
+        assert!(measure_refused(p, &c, u64::MAX)
+            .ends_with("or CAP_SYS_NICE, on a device opened for writing"));
         assert!(open_error(p, &io::Error::from_raw_os_error(libc::EACCES)).contains("rtrs"));
     }
 }
