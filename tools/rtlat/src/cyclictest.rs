@@ -326,7 +326,7 @@ mod tests {
     use crate::{
         collect::{self, Outcome},
         plan::Plan,
-        report::{StopCause, Trip},
+        report::StopCause,
     };
 
     #[test]
@@ -456,13 +456,7 @@ mod tests {
             // The gate's status, where cyclictest would exit 0 ...
             assert_eq!(lifecycle::verdict(o, mode), (exit::GATE, None));
             // ... after a -b break too.
-            o.report.stop.trip = Some(Trip {
-                cpu: 1,
-                stage: "user".into(),
-                value_ns: 150_000,
-                seq: 9,
-            });
-            o.report.stop.reason = StopCause::Threshold;
+            o.report.stop.tripped(150_000);
             assert_eq!(lifecycle::verdict(o, mode), (exit::GATE, None));
             // A run cut short stays cyclictest's 1.
             o.report.stop.trip = None;

@@ -186,6 +186,21 @@ pub struct Trip {
     pub seq: u64,
 }
 
+#[cfg(test)]
+impl Stop {
+    /// Stopped by a threshold trip of the user stage on CPU 1, `value_ns`
+    /// late (the front ends' verdict tests).
+    pub fn tripped(&mut self, value_ns: u64) {
+        self.trip = Some(Trip {
+            cpu: 1,
+            stage: "user".into(),
+            value_ns,
+            seq: 9,
+        });
+        self.reason = StopCause::Threshold;
+    }
+}
+
 /// Totals over all CPUs.
 #[derive(Serialize, Deserialize, Debug, Clone, Default)]
 pub struct Totals {

@@ -91,13 +91,7 @@ mod tests {
     use rtcore::uapi::Stage;
 
     use super::*;
-    use crate::{
-        collect, exit,
-        gate::tests::stats,
-        mode::Mode,
-        plan::Plan,
-        report::{StopCause, Trip},
-    };
+    use crate::{collect, exit, gate::tests::stats, mode::Mode, plan::Plan, report::StopCause};
 
     #[test]
     fn a_failed_gate_fails_the_run_after_rtlas_numbers() {
@@ -131,13 +125,7 @@ mod tests {
         );
         assert_eq!(lifecycle::verdict(&o, &mode), (exit::GATE, None));
         // A threshold that stopped the run: rtla's 2 and its line.
-        o.report.stop.trip = Some(Trip {
-            cpu: 1,
-            stage: "user".into(),
-            value_ns: 150_000,
-            seq: 9,
-        });
-        o.report.stop.reason = StopCause::Threshold;
+        o.report.stop.tripped(150_000);
         let (code, line) = lifecycle::verdict(&o, &mode);
         assert_eq!(code, 2);
         assert!(line.unwrap().starts_with("timerlat hit stop tracing\n"));
