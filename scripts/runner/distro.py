@@ -69,11 +69,14 @@ class Distro:
         """scripts/vmtest --cpus of rel's guest, "" for its default."""
         return WIDE.get(self.arch(rel) or "", "")
 
+    def suffix(self, rel):
+        """Its guest's work directory suffix (lib.sh's vm_cpus_suffix)."""
+        return self.lib.cpus_suffix(self.cpus(rel))
+
     def work_dir(self, rel):
         """The work directory of scripts/vmtest --system for rel."""
-        cpus = self.cpus(rel)
-        return os.path.join(self.root, "out", "vmtest", os.path.basename(readlink_f(self.kdir(rel)))
-                            + (self.lib.cpus_suffix(cpus) if cpus else ""))
+        return os.path.join(self.root, "out", "vmtest",
+                            os.path.basename(readlink_f(self.kdir(rel))) + self.suffix(rel))
 
     def system_dir(self, rel):
         """The installed system scripts/vmtest --system boots for rel (its

@@ -218,7 +218,7 @@ class Run:
         cpus = self.distro.cpus(rel)
         label = (f"distro {rel}: guest (installed system{f', CPUs {cpus}' if cpus else ''}"
                  f"{', + benchmark smoke run' if smoke else ''})")
-        self.distro_guest[rel] = self.pool.start(label, darch, kdir, self.lib.cpus_suffix(cpus) if cpus else "",
+        self.distro_guest[rel] = self.pool.start(label, darch, kdir, self.distro.suffix(rel),
                                                  ["--system"] + (["--cpus", cpus] if cpus else [])
                                                  + (["--then-bench", smoke] if smoke else []))
         if smoke:
