@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -28,7 +27,6 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -38,6 +36,7 @@
 #include <linux/rtedu.h>
 #include <linux/rtlat.h>
 #include "kselftest_harness.h"
+#include "rtrs_user.h"
 
 #define DEV0 "/dev/rtedu0"
 #define DEV1 "/dev/rtedu1"
@@ -604,7 +603,6 @@ TEST(unprivileged_within_rtlimit)
 		"setting up the user", "CONFIG past the limit: EPERM",
 		"CONFIG on a read-only file: EPERM", "CONFIG and START within it: 0", "STOP: 0",
 	};
-	const struct rlimit lim = { 77, 77 };
 	struct rtlat_config c = config_default();
 	int fd, ro, st, step = 1;
 	pid_t pid;
@@ -618,8 +616,7 @@ TEST(unprivileged_within_rtlimit)
 	if (pid == 0) {
 		fd = open(DEV0, O_RDWR);
 		ro = open(DEV0, O_RDONLY);
-		if (fd < 0 || ro < 0 || setrlimit(RLIMIT_RTPRIO, &lim) || setgroups(0, NULL) ||
-		    setgid(65534) || setuid(65534))
+		if (fd < 0 || ro < 0 || rtrs_become_user(65534, 77))
 			_exit(100);
 		c.priority = 78;
 		if (ioctl(fd, RTLAT_IOC_CONFIG, &c) != -1 || errno != EPERM)

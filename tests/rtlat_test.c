@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -43,6 +42,7 @@
 #include <linux/rtlat.h>
 #include <linux/userfaultfd.h>
 #include "kselftest_harness.h"
+#include "rtrs_user.h"
 
 #define DEV "/dev/rtlat"
 #define MAX_REC 4096
@@ -467,10 +467,9 @@ TEST(not_root)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		const struct rlimit none = { 0, 0 };
 		struct rtlat_config plain;
 
-		if (setrlimit(RLIMIT_RTPRIO, &none) || setgid(65534) || setuid(65534))
+		if (rtrs_become_user(65534, 0))
 			_exit(100);
 		/* Even with an inherited fd of the owner, every privileged
 		 * ioctl is refused: CONFIG of each layout, START, and BLAME,
@@ -580,7 +579,7 @@ TEST(unprivileged_within_rtlimit)
 		"STOP: 0", "read(): records",
 	};
 	static struct rtlat_record recs[64];
-	const struct rlimit lim = { 10, 10 }, lower = { 9, 9 };
+	const struct rlimit lower = { 9, 9 };
 	struct rtlat_config c;
 	int rw, ro, st, step;
 	ssize_t n;
@@ -595,8 +594,7 @@ TEST(unprivileged_within_rtlimit)
 		 * every capability gone with the change of user. */
 		rw = open_dev(0);
 		ro = open(DEV, O_RDONLY);
-		if (rw < 0 || ro < 0 || setrlimit(RLIMIT_RTPRIO, &lim) || setgroups(0, NULL) ||
-		    setgid(65534) || setuid(65534))
+		if (rw < 0 || ro < 0 || rtrs_become_user(65534, 10))
 			_exit(100);
 		step = 1;
 		default_config(&c);

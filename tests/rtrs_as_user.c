@@ -7,13 +7,12 @@
  * root. (What setpriv --reuid does; busybox's has no such option.)
  */
 #include <errno.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <unistd.h>
+
+#include "rtrs_user.h"
 
 static unsigned long number(const char *s, const char *what)
 {
@@ -31,20 +30,15 @@ static unsigned long number(const char *s, const char *what)
 
 int main(int argc, char **argv)
 {
-	struct rlimit lim;
-	unsigned long id;
+	unsigned long id, rtprio;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: rtrs_as_user ID RTPRIO PROG [ARG...]\n");
 		return 2;
 	}
 	id = number(argv[1], "ID");
-	lim.rlim_cur = lim.rlim_max = number(argv[2], "RTPRIO");
-	if (setrlimit(RLIMIT_RTPRIO, &lim)) {
-		perror("rtrs_as_user: setrlimit");
-		return 1;
-	}
-	if (setgroups(0, NULL) || setgid(id) || setuid(id)) {
+	rtprio = number(argv[2], "RTPRIO");
+	if (rtrs_become_user(id, rtprio)) {
 		perror("rtrs_as_user: changing user");
 		return 1;
 	}
