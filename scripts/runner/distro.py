@@ -2,7 +2,9 @@
 """The distribution's own RT kernels (step 8): their build directories
 and systems prepared in the background (step 1: scripts/distro-kdir, then
 scripts/distro-system, one release after another: they share a build
-root), and what runs on the host for a release once its guest is done:
+root); the source package's binaries for each release's architecture
+(scripts/package, in the background beside the guests, at the lowest
+priority); and what runs on the host for a release once its guest is done:
 apt remove leaves nothing behind, a mismatched toolchain is refused, dkms
 builds the suite from the headers."""
 
@@ -12,6 +14,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 
 from runner.console import err, say
@@ -53,6 +56,9 @@ class Distro:
         self.releases = config.distros.split()
         self.prepared = {}   # release -> Prepared, as the job wrote it
         self.ready = {}      # release -> 0 if its guest can boot
+        self.packaged = {}   # Debian architecture -> status of scripts/package
+        # Debian architecture -> set once its packages are built (or not)
+        self.package_done = {self.deb_arch(r): threading.Event() for r in self.releases}
 
     def log(self, rel, ext):
         return os.path.join(self.logs, f"distro-{rel}.{ext}")
@@ -96,6 +102,51 @@ class Distro:
                            stdout=out, stderr=err, stdin=subprocess.DEVNULL) != 0:
                     rc = 1
             self.prepared[rel] = Prepared(rc, now() - t0)
+
+    def deb_arch(self, rel):
+        """The Debian architecture of rel (its last word)."""
+        return rel.rsplit("-", 1)[-1]
+
+    def debs_dir(self, rel):
+        """Where the package job writes the source package's binaries for
+        rel's architecture."""
+        return os.path.join(self.logs, f"debs-{self.deb_arch(rel)}")
+
+    def packages(self, job, after):
+        """The background job beside the guests: after the job after (the
+        preparation: the build root), the source package built for each
+        release's architecture (scripts/package --release none), at the
+        lowest priority: it takes what the guests leave idle."""
+        try:
+            after.wait()
+            for da in self.package_done:
+                t0 = now()
+                out = os.path.join(self.logs, f"debs-{da}")
+                shutil.rmtree(out, ignore_errors=True)
+                with open(os.path.join(self.logs, f"package-{da}.log"), "wb") as log:
+                    self.packaged[da] = job.run(["nice", "-n", "19", self.steps.script("package"), "--arch", da,
+                                                 "--release", "none", "--out", out],
+                                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                self.steps.timings.record(f"distro packages {da} (background, nice 19)", now() - t0, quiet=True)
+                self.package_done[da].set()
+        finally:
+            # (A job stopped or failed: no one waits for ever.)
+            for ev in self.package_done.values():
+                ev.set()
+
+    def wait_packages(self, rel):
+        """Wait until rel's architecture's packages are built (or not)."""
+        self.package_done[self.deb_arch(rel)].wait()
+
+    def packages_ok(self, rel):
+        """Whether rel's architecture's packages were built; says why not."""
+        da = self.deb_arch(rel)
+        if self.packaged.get(da) == 0:
+            return True
+        log = os.path.join(self.logs, f"package-{da}.log")
+        say(f"the source package's build for {da} failed (log: {log}):")
+        tail([log])
+        return False
 
     def preparation_results(self):
         """After the job: each release's time, and whether its guest can

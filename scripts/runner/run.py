@@ -97,6 +97,11 @@ class Run:
             self.distro_job = job.start()
             say(f"=== preparing the distribution kernels in the background: {self.config.distros} "
                 f"(log in {self.logs}/)")
+            # The source package's binaries, after the preparation, beside
+            # everything else (the installed systems wait for them).
+            pkg = BackgroundJob("distro packages", lambda j: self.distro.packages(j, self.distro_job))
+            self.interrupts.jobs.append(pkg)
+            pkg.start()
         for cell in self.cells:
             self.kernels.get(cell.tree, cell.arch, prepare=cell.kind == BUILD)
         # (And x86_64's for steps 2 to 4, which make check-long leaves out.)
@@ -212,6 +217,11 @@ class Run:
         kdir = self.distro.kdir(rel)
         if self.distro.ready[rel] != 0 or not kdir or not os.path.isfile(os.path.join(kdir, ".rtrs-ok")):
             return
+        t0 = now()
+        self.distro.wait_packages(rel)
+        self.timings.timed(f"distro {rel}: waited for its packages", t0)
+        if not self.distro.packages_ok(rel):
+            return
         # (No system of an earlier run left for step 8's apt remove to judge.)
         shutil.rmtree(self.distro.system_dir(rel), ignore_errors=True)
         smoke = bench.BENCH_SMOKE if self.bench_rel.get(darch) == rel else ""
@@ -219,7 +229,8 @@ class Run:
         label = (f"distro {rel}: guest (installed system{f', CPUs {cpus}' if cpus else ''}"
                  f"{', + benchmark smoke run' if smoke else ''})")
         self.distro_guest[rel] = self.pool.start(label, darch, kdir, self.distro.suffix(rel),
-                                                 ["--system"] + (["--cpus", cpus] if cpus else [])
+                                                 ["--system", "--debs", self.distro.debs_dir(rel)]
+                                                 + (["--cpus", cpus] if cpus else [])
                                                  + (["--then-bench", smoke] if smoke else []))
         if smoke:
             self.benched[darch] = os.path.join(self.distro.work_dir(rel), "results.log")
@@ -245,6 +256,9 @@ class Run:
         g = self.distro_guest.get(rel)
         if g is not None:
             p, f, s = self.pool.result(g)
+        elif self.distro.ready.get(rel) == 0 and self.distro.packaged.get(self.distro.deb_arch(rel)) != 0:
+            say(f"FAIL: the packages of {rel}'s architecture were not built (above)")
+            p, f, s = 0, 1, 0
         else:
             log = self.distro.log(rel, "log")
             say(f"FAIL: the preparation of {rel} failed (log: {log})")

@@ -59,6 +59,7 @@ class Options:
     cpus: str = "2"
     programs: str = ""
     demo: str = ""
+    debs: str = ""
     help: bool = False
 
     @property
@@ -76,7 +77,8 @@ class Options:
 # none, the attribute and its value.
 VALUED = {"--arch": "arch", "--tree": "tree", "--flavour": "flavour", "--kdir": "kdir", "--distro": "distro",
           "--inject": "inject", "--then-inject": "then_inject", "--timeout": "timeout", "--bench": "bench",
-          "--then-bench": "then_bench", "--demo": "demo", "--cpus": "cpus", "--programs": "programs"}
+          "--then-bench": "then_bench", "--demo": "demo", "--cpus": "cpus", "--programs": "programs",
+          "--debs": "debs"}
 FLAGS = {"--system": ("system", 1), "--inject-splat": ("inject", "splat"), "--build-only": ("build_only", 1),
          "--shell": ("shell", 1), "-h": ("help", True), "--help": ("help", True)}
 
@@ -690,8 +692,10 @@ class Run:
         return lock
 
     def packages(self):
-        """--system: the suite packaged (scripts/package) and apt-installed
-        into a copy of the Debian system of the kernel's release."""
+        """--system: the suite packaged (scripts/package: the source
+        package's binaries, or those in --debs DIR, and the prebuilt
+        modules of this kernel) and apt-installed into a copy of the Debian
+        system of the kernel's release."""
         o, root, work, krel = self.o, self.root, self.work, self.krel
         if not os.path.isfile(f"{self.kdir}/.rtrs-distro"):
             raise Die("--system needs a distribution's kernel (--distro, or a --kdir scripts/distro-kdir made)")
@@ -701,11 +705,24 @@ class Run:
         self.log(f"packaging the suite for {krel}")
         with open(f"{work}/package.log", "wb") as plog:
             rc, debs = output([f"{root}/scripts/package", "--out", f"{work}/debs", "--release", krel,
-                               "--tool-arch", self.arch, "--modules", f"{krel}={self.build}/src"], stderr=plog)
+                               "--arch", "none" if o.debs else self.arch,
+                               "--modules", f"{krel}={self.build}/src"], stderr=plog)
         if rc:
             self.cat_err(f"{work}/package.log")
             raise Die("packaging failed")
+        # What a user of the prebuilt modules installs: the tool, the
+        # shared files and the modules (not the DKMS source, the C header
+        # or the debugging symbols).
         debs = debs.split()
+        if o.debs:
+            debs += [os.path.join(o.debs, f) for f in sorted(os.listdir(o.debs)) if f.endswith(".deb")]
+        da = self.lib.arch_info(self.arch, "deb")
+        wanted = (f"rtlat_", f"rtrs-modules-common_", f"rtrs-modules-{krel}_")
+        debs = [d for d in debs if basename(d).startswith(wanted) and basename(d).endswith((f"_{da}.deb", "_all.deb"))]
+        names = [basename(d).split("_")[0] for d in debs]
+        if sorted(names) != sorted(["rtlat", "rtrs-modules-common", f"rtrs-modules-{krel}"]):
+            raise Die(f"packaging: expected rtlat, rtrs-modules-common and rtrs-modules-{krel} for {da}, "
+                      f"found: {' '.join(names) or 'none'}")
         self.log(f"packages built and lintian-clean ({self.since()}): {''.join(basename(d) + ' ' for d in debs)}")
         self.t0 = int(time.time())
         rc, sysroot = output([f"{root}/scripts/distro-system", "--release", krel])
