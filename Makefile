@@ -67,8 +67,13 @@ kernels:
 check:
 	scripts/run-tests
 
+# (And rtrs-dkms's first build for the machine's own Debian RT kernel, its
+# Rust crates included: scripts/dkms-check --cold.)
+DKMS_RELEASE ?= $(firstword $(filter %-rt-$(call lib,arch_info $(call lib,host_arch) deb),$(call lib,distro_releases)))
 check-long:
 	RTRS_LONG=1 scripts/run-tests
+	scripts/package --arch $(call lib,host_arch) --release none --out out/check-long/debs >/dev/null
+	scripts/dkms-check --cold --release $(DKMS_RELEASE) --debs out/check-long/debs
 
 demo:
 	scripts/demo

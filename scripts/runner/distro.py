@@ -5,8 +5,9 @@ scripts/distro-system, one release after another: they share a build
 root); the source package's binaries for each release's architecture
 (scripts/package, in the background beside the guests, at the lowest
 priority); and what runs on the host for a release once its guest is done:
-apt remove leaves nothing behind, a mismatched toolchain is refused, dkms
-builds the suite from the headers."""
+apt remove leaves nothing behind, a mismatched toolchain is refused,
+rtrs-dkms builds, refuses and purges as an administrator meets it
+(scripts/dkms-check)."""
 
 import glob
 import os
@@ -217,72 +218,27 @@ class Distro:
         self.tally.judged(refused, what, label)
 
     def dkms_build(self, rel, darch, hdr):
-        """dkms builds the suite for that kernel from its headers alone
-        (for the machine's own architecture, as dkms is used), in a tree of
-        its own: the host's /usr/src and /var/lib/dkms are left alone.
-        Without dkms or the headers the check fails: it does not vanish."""
-        what, label = f"dkms build for {rel}", f"{rel}: dkms build"
-        host = self.lib.host_arch()
-        have_dkms = shutil.which("dkms") is not None
-        if darch == host and (not have_dkms or not hdr):
-            why = [] if have_dkms else ["no dkms on this machine"]
-            why += [] if hdr else [f"no headers of {rel}"]
-            say(f"dkms: {', '.join(why)} (scripts/setup and scripts/distro-kdir make them)")
-            self.tally.judged(False, what, label)
-        elif darch == host:
-            t0 = now()
-            ok = self.dkms(rel, hdr)
-            self.tally.judged(ok, what, label)
-            self.steps.timings.timed(f"distro {rel}: dkms build", t0)
-        else:
+        """rtrs-dkms as an administrator meets it (scripts/dkms-check), on
+        the machine's own architecture, as dkms is used; each of its
+        checks counted. Without the packages the check fails: it does not
+        vanish."""
+        label = f"{rel}: dkms"
+        if darch != self.lib.host_arch():
             # (The one expected skip of the host's checks, counted with its reason.)
             say(f"ok - dkms build for {rel} # SKIP dkms builds on the machine it installs for, "
                 f"{darch} is not this one's")
             self.tally.add(0, 0, 1, label)
-
-    def dkms(self, rel, hdr):
-        """dkms add, build and status of this checkout's sources for rel in
-        out/run-tests/dkms-REL (kept, with its log, if it fails)."""
-        # (sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
-        with open(os.path.join(self.root, "dkms.conf")) as f:
-            ver = "\n".join(m.group(1) + line[m.end():] for line in f.read().split("\n")
-                            for m in [re.match(r'PACKAGE_VERSION="(.*)"', line)] if m)
-        dk = os.path.join(self.logs, f"dkms-{rel}")
-        src = os.path.join(dk, "src", f"rtrs-{ver}")
-        shutil.rmtree(dk, ignore_errors=True)
-        os.makedirs(src)
-        os.makedirs(os.path.join(dk, "tree"))
-        files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=self.root,
-                               stdout=subprocess.PIPE).stdout.split(b"\n")
-        files = b"".join(f + b"\n" for f in files if f and not f.startswith(b"out/"))
-        pack = subprocess.Popen(["tar", "-cf", "-", "-T", "-"], cwd=self.root,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        unpack = subprocess.Popen(["tar", "-C", src, "-xf", "-"], stdin=pack.stdout)
-        pack.stdout.close()
-        pack.stdin.write(files)
-        pack.stdin.close()
-        pack.wait()
-        unpack.wait()
-
-        def dkms(*args):
-            return ["dkms", *args, "--sourcetree", os.path.join(dk, "src"), "--dkmstree", os.path.join(dk, "tree")]
-        fg = self.steps.fg
-        ok = False
-        with open(dk + ".log", "wb") as log:
-            ok = fg.run(dkms("add", f"rtrs/{ver}"), stdout=log, stderr=subprocess.STDOUT) == 0
-            ok = ok and fg.run(dkms("build", f"rtrs/{ver}", "-k", rel, "--kernelsourcedir", hdr),
-                               stdout=log, stderr=subprocess.STDOUT) == 0
-        if ok:
-            rc, out = fg.output(dkms("status", f"rtrs/{ver}", "-k", rel))
-            ok = b"built" in out
-        if ok:
-            built = os.path.join(dk, "tree", "rtrs", ver, rel)
-            ok = bool(glob.glob(os.path.join(glob.escape(built), "*", "module", "rtlat.ko")))
-            if not ok:
-                err(f"{built}/*/module/rtlat.ko: no such file")
-        # (A failure keeps the tree and the log.)
-        if ok:
-            shutil.rmtree(dk, ignore_errors=True)
-        else:
-            tail([dk + ".log", os.path.join(dk, "tree", "rtrs", ver, "build", "make.log")])
-        return ok
+            return
+        if self.packaged.get(self.deb_arch(rel)) != 0:
+            self.tally.judged(False, f"dkms: the packages of {rel} were built", label)
+            return
+        rc, out = self.steps.step_captured(f"distro {rel}: dkms check",
+                                           [self.steps.script("dkms-check"), "--release", rel,
+                                            "--debs", self.debs_dir(rel)])
+        say(out)
+        judged = [line for line in out.split("\n") if re.match(r"(not )?ok - ", line)]
+        for line in judged:
+            ok = line.startswith("ok - ")
+            self.tally.add(1 if ok else 0, 0 if ok else 1, 0, label)
+        if rc != 0 and all(line.startswith("ok - ") for line in judged):
+            self.tally.judged(False, f"dkms check of {rel} ended with status {rc}", label)
