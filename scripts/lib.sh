@@ -98,9 +98,49 @@ arch_of() {
 # Our name of the machine's own architecture (status 1 if the table lacks it).
 host_arch() { arch_info "$(dpkg --print-architecture 2>/dev/null || uname -m)" arch; }
 
-# The distribution kernels make check tests on their installed systems
-# (RTRS_DISTRO: releases, "" for none).
-distro_releases() { echo "${RTRS_DISTRO-7.3.4+deb13-rt-amd64 7.3.4+deb13-rt-arm64}"; }
+# The flavours of Debian's RT kernels make check tests on their installed
+# systems, and the suite whose newest kernel of each it tests: whatever
+# Debian uploaded there last, found in apt's lists (scripts/setup adds the
+# suite), so that an upload, which replaces the old kernel's packages,
+# never breaks a fresh machine. The caches are keyed by the kernels'
+# Debian versions.
+RTRS_DISTRO_FLAVOURS=${RTRS_DISTRO_FLAVOURS:-rt-amd64 rt-arm64}
+RTRS_DISTRO_SUITE=${RTRS_DISTRO_SUITE:-trixie-backports}
+
+# distro_releases: the releases make check tests (RTRS_DISTRO, "" for none;
+# by default the newest of each flavour, distro_newest), one line; status 1,
+# with the reason on stderr, when apt's lists have a flavour's kernel not.
+distro_releases() {
+	if [ -n "${RTRS_DISTRO+set}" ]; then
+		echo "$RTRS_DISTRO"
+		return 0
+	fi
+	local f r rels=()
+	for f in $RTRS_DISTRO_FLAVOURS; do
+		r=$(distro_newest "$f")
+		if [ -z "$r" ]; then
+			echo "rtrs: error: apt's lists have no linux-image-$f in $RTRS_DISTRO_SUITE: run scripts/setup (or set RTRS_DISTRO)" >&2
+			return 1
+		fi
+		rels+=("$r")
+	done
+	echo "${rels[*]}"
+}
+
+# distro_newest FLAVOUR: the release of the newest kernel of Debian's
+# linux-image-FLAVOUR in $RTRS_DISTRO_SUITE (its metapackage's dependency),
+# e.g. 7.3.4+deb13-rt-amd64; empty if apt's lists have none. Kept as
+# apt_version's answers are.
+distro_newest() { apt_memo "newest-$1-$RTRS_DISTRO_SUITE" _distro_newest "$1"; }
+_distro_newest() {
+	local da=${1##*-} v
+	# (madison: "name | version | URL suite/component arch Packages", newest first.)
+	v=$(apt-cache madison "linux-image-$1:$da" 2>/dev/null |
+		awk -F' [|] ' -v s=" $RTRS_DISTRO_SUITE/" 'index($3, s) { gsub(/ /, "", $2); print $2; exit }')
+	[ -n "$v" ] || return 0
+	apt-cache show "linux-image-$1:$da=$v" 2>/dev/null | sed -n 's/^Depends: //p' | sed -n 1p |
+		tr ',' '\n' | sed -n 's/^ *linux-image-\([^ ]*\) (= .*/\1/p' | sed -n 1p
+}
 
 # apt_version PKG: the version of PKG that apt's lists offer (the first
 # "Version:" of apt-cache show), empty if none. Where apt keeps no binary
@@ -112,15 +152,21 @@ distro_releases() { echo "${RTRS_DISTRO-7.3.4+deb13-rt-amd64 7.3.4+deb13-rt-arm6
 # taken before apt was asked) and used while the fingerprint is the same;
 # an empty answer is not kept. (The file name is not the first version's,
 # version-PKG, which a checkout of it sharing the cache reads whole.)
-apt_version() {
-	local memo=$RTRS_CACHE/apt/$1.version fp v
+apt_version() { apt_memo "$1.version" _apt_version "$1"; }
+_apt_version() { apt-cache show "$1" 2>/dev/null | sed -n 's/^Version: //p' | sed -n 1p; }
+
+# apt_memo NAME CMD...: CMD's one-line answer from apt's lists, kept in
+# $RTRS_CACHE/apt/NAME under the fingerprint apt_version describes.
+apt_memo() {
+	local memo=$RTRS_CACHE/apt/$1 fp v
+	shift
 	fp=$(stat -c '%n %s %Y' /var/lib/apt/lists/* /etc/apt/sources.list /etc/apt/sources.list.d/* \
 		/etc/apt/preferences /etc/apt/preferences.d/* /var/lib/dpkg/status 2>/dev/null | md5sum | cut -d' ' -f1)
 	if [ "$(sed -n 1p "$memo" 2>/dev/null)" = "$fp" ]; then
 		sed -n 2p "$memo"
 		return 0
 	fi
-	v=$(apt-cache show "$1" 2>/dev/null | sed -n 's/^Version: //p' | sed -n 1p)
+	v=$("$@")
 	if [ -n "$v" ] && mkdir -p "$RTRS_CACHE/apt"; then
 		printf '%s\n%s\n' "$fp" "$v" >"$memo.$$" && mv "$memo.$$" "$memo"
 	fi

@@ -34,9 +34,13 @@ class Lib:
 
     @classmethod
     def load(cls):
-        rc, out = bash('printf "%s\\0" "$RTRS_ROOT" "$RTRS_CACHE" "$RTRS_TREES" "$RTRS_ARCHES" '
-                       '"$RTRS_DEFAULT_MATRIX" "$RTRS_LONG_MATRIX" "$(distro_releases)"')
+        rc, out = bash('rels=$(distro_releases) || exit 1; '
+                       'printf "%s\\0" "$RTRS_ROOT" "$RTRS_CACHE" "$RTRS_TREES" "$RTRS_ARCHES" '
+                       '"$RTRS_DEFAULT_MATRIX" "$RTRS_LONG_MATRIX" "$rels"')
         vals = out.split("\0")
+        if rc != 0 and not out:
+            # (distro_releases said why on stderr.)
+            raise SystemExit(1)
         if rc != 0 or len(vals) < 7:
             raise SystemExit(f"rtrs: error: could not read {LIB_SH}")
         return cls(*vals[:7])
