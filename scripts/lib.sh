@@ -4,7 +4,8 @@
 # the architectures, toolchain environment. Sourced, never executed.
 
 RTRS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RTRS_CACHE=${RTRS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rtrs}
+# (No HOME where dkms runs from a service: root's.)
+RTRS_CACHE=${RTRS_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/rtrs}
 # Kernel trees known to the scripts, newest first; the first one is the default.
 RTRS_TREES="7.3 7.2"
 
@@ -203,7 +204,7 @@ rust_src_dir() {
 # scripts/setup fetched, and one cargo target directory for every checkout
 # (claimed by the scripts that run cargo: cargo_env).
 toolchain_env() {
-	export PATH="$HOME/.cargo/bin:$PATH"
+	export PATH="${HOME:-/root}/.cargo/bin:$PATH"
 	export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
 	if [ -z "${LLVM:-}" ] && { [ -z "${1:-}" ] || grep -sqx CONFIG_CC_IS_CLANG=y "$1/.config"; }; then
 		if command -v clang-19 >/dev/null; then export LLVM=-19; else export LLVM=1; fi
