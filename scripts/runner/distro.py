@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 from dataclasses import dataclass
 
 from runner.console import err, say
@@ -58,8 +57,6 @@ class Distro:
         self.prepared = {}   # release -> Prepared, as the job wrote it
         self.ready = {}      # release -> 0 if its guest can boot
         self.packaged = {}   # Debian architecture -> status of scripts/package
-        # Debian architecture -> set once its packages are built (or not)
-        self.package_done = {self.deb_arch(r): threading.Event() for r in self.releases}
 
     def log(self, rel, ext):
         return os.path.join(self.logs, f"distro-{rel}.{ext}")
@@ -114,30 +111,28 @@ class Distro:
         return os.path.join(self.logs, f"debs-{self.deb_arch(rel)}")
 
     def packages(self, job, after):
-        """The background job beside the guests: after the job after (the
-        preparation: the build root), the source package built for each
-        release's architecture (scripts/package --release none), at the
-        lowest priority: it takes what the guests leave idle."""
-        try:
-            after.wait()
-            for da in self.package_done:
-                t0 = now()
-                out = os.path.join(self.logs, f"debs-{da}")
-                shutil.rmtree(out, ignore_errors=True)
-                with open(os.path.join(self.logs, f"package-{da}.log"), "wb") as log:
-                    self.packaged[da] = job.run(["nice", "-n", "19", self.steps.script("package"), "--arch", da,
-                                                 "--release", "none", "--out", out],
-                                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-                self.steps.timings.record(f"distro packages {da} (background, nice 19)", now() - t0, quiet=True)
-                self.package_done[da].set()
-        finally:
-            # (A job stopped or failed: no one waits for ever.)
-            for ev in self.package_done.values():
-                ev.set()
-
-    def wait_packages(self, rel):
-        """Wait until rel's architecture's packages are built (or not)."""
-        self.package_done[self.deb_arch(rel)].wait()
+        """The background job beside the host checks: after the job after
+        (the preparation: the build root), the source package built for
+        each release's architecture (scripts/package --release none), at
+        the lowest priority, of the CPU and of the disk (SCHED_IDLE,
+        ionice's idle class): it takes what the host checks leave idle.
+        Without the debugging symbols' package and the source's lintian
+        run (make deb has both), and without rtcore's tests (the host
+        checks run them)."""
+        after.wait()
+        for da in dict.fromkeys(self.deb_arch(r) for r in self.releases):
+            t0 = now()
+            out = os.path.join(self.logs, f"debs-{da}")
+            shutil.rmtree(out, ignore_errors=True)
+            env = dict(os.environ, DEB_BUILD_OPTIONS="noautodbgsym nocheck")
+            with open(os.path.join(self.logs, f"package-{da}.log"), "wb") as log:
+                self.packaged[da] = job.run(["chrt", "--idle", "0", "ionice", "-c", "3",
+                                             self.steps.script("package"), "--arch", da, "--release", "none",
+                                             "--no-source-lint", "--out", out],
+                                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            env=env)
+            self.steps.timings.record(f"distro packages {da} (background, idle priority)", now() - t0,
+                                      quiet=True)
 
     def packages_ok(self, rel):
         """Whether rel's architecture's packages were built; says why not."""
