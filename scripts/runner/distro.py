@@ -106,40 +106,40 @@ class Distro:
         return rel.rsplit("-", 1)[-1]
 
     def debs_dir(self, rel):
-        """Where the package job writes the source package's binaries for
-        rel's architecture."""
-        return os.path.join(self.logs, f"debs-{self.deb_arch(rel)}")
+        """Where the package job writes the source package's binaries (every
+        release's architecture's)."""
+        return os.path.join(self.logs, "debs")
 
     def packages(self, job, after):
         """The background job beside the host checks: after the job after
-        (the preparation: the build root), the source package built for
-        each release's architecture (scripts/package --release none), at
-        the lowest priority, of the CPU and of the disk (SCHED_IDLE,
-        ionice's idle class): it takes what the host checks leave idle.
-        Without the debugging symbols' package and the source's lintian
-        run (make deb has both), and without rtcore's tests (the host
-        checks run them)."""
+        (the preparation: the build root), the source package's binaries
+        for each release's architecture (scripts/package --release none;
+        an architecture's are built again only when what they are made of
+        changed), at the lowest priority, of the CPU and of the disk
+        (SCHED_IDLE, ionice's idle class): it takes what the host checks
+        leave idle. Without the debugging symbols' package and the
+        source's lintian run (make deb has both), and without rtcore's
+        tests (the host checks run them)."""
         after.wait()
-        for da in dict.fromkeys(self.deb_arch(r) for r in self.releases):
-            t0 = now()
-            out = os.path.join(self.logs, f"debs-{da}")
-            shutil.rmtree(out, ignore_errors=True)
-            env = dict(os.environ, DEB_BUILD_OPTIONS="noautodbgsym nocheck")
-            with open(os.path.join(self.logs, f"package-{da}.log"), "wb") as log:
-                self.packaged[da] = job.run(["chrt", "--idle", "0", "ionice", "-c", "3",
-                                             self.steps.script("package"), "--arch", da, "--release", "none",
-                                             "--no-source-lint", "--out", out],
-                                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            env=env)
-            self.steps.timings.record(f"distro packages {da} (background, idle priority)", now() - t0,
-                                      quiet=True)
+        t0 = now()
+        out = self.debs_dir("")
+        shutil.rmtree(out, ignore_errors=True)
+        arches = [a for da in dict.fromkeys(self.deb_arch(r) for r in self.releases) for a in ("--arch", da)]
+        env = dict(os.environ, DEB_BUILD_OPTIONS="noautodbgsym nocheck")
+        with open(os.path.join(self.logs, "package.log"), "wb") as log:
+            rc = job.run(["chrt", "--idle", "0", "ionice", "-c", "3", self.steps.script("package"), *arches,
+                          "--release", "none", "--no-source-lint", "--out", out],
+                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        for r in self.releases:
+            self.packaged[self.deb_arch(r)] = rc
+        self.steps.timings.record("distro packages (background, idle priority)", now() - t0, quiet=True)
 
     def packages_ok(self, rel):
         """Whether rel's architecture's packages were built; says why not."""
         da = self.deb_arch(rel)
         if self.packaged.get(da) == 0:
             return True
-        log = os.path.join(self.logs, f"package-{da}.log")
+        log = os.path.join(self.logs, "package.log")
         say(f"the source package's build for {da} failed (log: {log}):")
         tail([log])
         return False
