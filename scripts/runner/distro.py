@@ -3,8 +3,8 @@
 and systems prepared in the background (step 1: scripts/distro-kdir, then
 scripts/distro-system, one release after another: they share a build
 root); the source package's binaries for each release's architecture
-(scripts/package, in the background beside the guests, at the lowest
-priority); and what runs on the host for a release once its guest is done:
+(scripts/package, in the background beside the host checks, at the idle
+priority; the guests wait for them); and what runs on the host for a release once its guest is done:
 apt remove leaves nothing behind, a mismatched toolchain is refused,
 rtrs-dkms builds, refuses and purges as an administrator meets it
 (scripts/dkms-check)."""
@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from runner.console import err, say
+from runner.console import say
 from runner.steps import first_line, readlink_f, tail
 from runner.timings import now
 
@@ -56,7 +56,7 @@ class Distro:
         self.releases = config.distros.split()
         self.prepared = {}   # release -> Prepared, as the job wrote it
         self.ready = {}      # release -> 0 if its guest can boot
-        self.packaged = {}   # Debian architecture -> status of scripts/package
+        self.packaged = None  # status of scripts/package, once it ran
 
     def log(self, rel, ext):
         return os.path.join(self.logs, f"distro-{rel}.{ext}")
@@ -105,7 +105,8 @@ class Distro:
         """The Debian architecture of rel (its last word)."""
         return rel.rsplit("-", 1)[-1]
 
-    def debs_dir(self, rel):
+    @property
+    def debs_dir(self):
         """Where the package job writes the source package's binaries (every
         release's architecture's)."""
         return os.path.join(self.logs, "debs")
@@ -122,7 +123,7 @@ class Distro:
         tests (the host checks run them)."""
         after.wait()
         t0 = now()
-        out = self.debs_dir("")
+        out = self.debs_dir
         shutil.rmtree(out, ignore_errors=True)
         arches = [a for da in dict.fromkeys(self.deb_arch(r) for r in self.releases) for a in ("--arch", da)]
         env = dict(os.environ, DEB_BUILD_OPTIONS="noautodbgsym nocheck")
@@ -130,17 +131,15 @@ class Distro:
             rc = job.run(["chrt", "--idle", "0", "ionice", "-c", "3", self.steps.script("package"), *arches,
                           "--release", "none", "--no-source-lint", "--out", out],
                          stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-        for r in self.releases:
-            self.packaged[self.deb_arch(r)] = rc
+        self.packaged = rc
         self.steps.timings.record("distro packages (background, idle priority)", now() - t0, quiet=True)
 
     def packages_ok(self, rel):
         """Whether rel's architecture's packages were built; says why not."""
-        da = self.deb_arch(rel)
-        if self.packaged.get(da) == 0:
+        if self.packaged == 0:
             return True
         log = os.path.join(self.logs, "package.log")
-        say(f"the source package's build for {da} failed (log: {log}):")
+        say(f"the source package's build for {self.deb_arch(rel)} failed (log: {log}):")
         tail([log])
         return False
 
@@ -179,7 +178,7 @@ class Distro:
         hdr = self.headers(rel)
         if rel == self.config.first_distro:
             self.toolchain_refused(rel, hdr)
-        self.dkms_build(rel, darch, hdr)
+        self.dkms_build(rel, darch)
 
     def headers(self, rel):
         """The headers scripts/distro-kdir made of rel, "" if none."""
@@ -212,7 +211,7 @@ class Distro:
         refused = rc != 0 and re.search(r"rustc: the kernel was built with 'rustc 1.84.0", out) is not None
         self.tally.judged(refused, what, label)
 
-    def dkms_build(self, rel, darch, hdr):
+    def dkms_build(self, rel, darch):
         """rtrs-dkms as an administrator meets it (scripts/dkms-check), on
         the machine's own architecture, as dkms is used; each of its
         checks counted. Without the packages the check fails: it does not
@@ -224,12 +223,12 @@ class Distro:
                 f"{darch} is not this one's")
             self.tally.add(0, 0, 1, label)
             return
-        if self.packaged.get(self.deb_arch(rel)) != 0:
+        if self.packaged != 0:
             self.tally.judged(False, f"dkms: the packages of {rel} were built", label)
             return
         rc, out = self.steps.step_captured(f"distro {rel}: dkms check",
                                            [self.steps.script("dkms-check"), "--release", rel,
-                                            "--debs", self.debs_dir(rel)])
+                                            "--debs", self.debs_dir])
         say(out)
         judged = [line for line in out.split("\n") if re.match(r"(not )?ok - ", line)]
         for line in judged:

@@ -234,7 +234,7 @@ class Run:
         label = (f"distro {rel}: guest (installed system{f', CPUs {cpus}' if cpus else ''}"
                  f"{', + benchmark smoke run' if smoke else ''})")
         self.distro_guest[rel] = self.pool.start(label, darch, kdir, self.distro.suffix(rel),
-                                                 ["--system", "--debs", self.distro.debs_dir(rel)]
+                                                 ["--system", "--debs", self.distro.debs_dir]
                                                  + (["--cpus", cpus] if cpus else [])
                                                  + (["--then-bench", smoke] if smoke else []))
         if smoke:
@@ -261,7 +261,7 @@ class Run:
         g = self.distro_guest.get(rel)
         if g is not None:
             p, f, s = self.pool.result(g)
-        elif self.distro.ready.get(rel) == 0 and self.distro.packaged.get(self.distro.deb_arch(rel)) != 0:
+        elif self.distro.ready.get(rel) == 0 and self.distro.packaged != 0:
             say(f"FAIL: the packages of {rel}'s architecture were not built (above)")
             p, f, s = 0, 1, 0
         else:
